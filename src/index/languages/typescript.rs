@@ -1,0 +1,51 @@
+use super::ecmascript;
+use crate::index::language::{Cx, Language, Visit};
+use tree_sitter::Node;
+
+/// TypeScript (`.ts`): the plain grammar, where `<T>x` is a type assertion, not JSX.
+pub struct TypeScript;
+
+/// TSX (`.tsx`): its own grammar, where `<Foo />` is JSX.
+pub struct Tsx;
+
+impl Language for TypeScript {
+    fn name(&self) -> &'static str {
+        "typescript"
+    }
+    fn extensions(&self) -> &'static [&'static str] {
+        &["ts", "mts", "cts"]
+    }
+    fn grammar(&self) -> tree_sitter::Language {
+        tree_sitter_typescript::LANGUAGE_TYPESCRIPT.into()
+    }
+    fn interesting(&self) -> &'static [&'static str] {
+        ecmascript::INTERESTING
+    }
+    fn opaque(&self) -> &'static [&'static str] {
+        ecmascript::OPAQUE
+    }
+    fn classify<'t>(&self, node: Node<'t>, cx: &Cx<'_>) -> Visit<'t> {
+        ecmascript::classify(node, cx)
+    }
+}
+
+impl Language for Tsx {
+    fn name(&self) -> &'static str {
+        "tsx"
+    }
+    fn extensions(&self) -> &'static [&'static str] {
+        &["tsx"]
+    }
+    fn grammar(&self) -> tree_sitter::Language {
+        tree_sitter_typescript::LANGUAGE_TSX.into()
+    }
+    fn interesting(&self) -> &'static [&'static str] {
+        ecmascript::INTERESTING
+    }
+    fn opaque(&self) -> &'static [&'static str] {
+        ecmascript::OPAQUE
+    }
+    fn classify<'t>(&self, node: Node<'t>, cx: &Cx<'_>) -> Visit<'t> {
+        ecmascript::classify(node, cx)
+    }
+}

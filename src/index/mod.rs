@@ -1,0 +1,12 @@
+//! The live symbol index: tree-sitter extraction for ten languages, a persisted SQLite
+//! index built by a parallel crawl, and a live layer that keeps open documents current.
+
+pub mod extract;
+pub mod language;
+pub mod languages;
+pub mod model;
+pub mod parse;
+pub mod registry;
+
+pub use model::{FileSymbols, Point, RefKind, Reference, Span, Symbol, SymbolKind};
+pub use registry::Lang;
