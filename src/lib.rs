@@ -1,2 +1,4 @@
+pub mod config;
 pub mod documents;
+pub mod project;
 pub mod store;
