@@ -87,6 +87,15 @@ fn default_user_file() -> Option<PathBuf> {
     strategy().map(|s| s.config_dir().join("config.toml"))
 }
 
+/// The user config file these inputs read, and whether it must exist.
+pub fn user_file(inputs: &ConfigInputs) -> (Option<PathBuf>, bool) {
+    match (&inputs.user_file, inputs.env.get("MIRA_CONFIG")) {
+        (Some(p), _) => (Some(p.clone()), true),
+        (None, Some(p)) => (Some(PathBuf::from(p)), true),
+        (None, None) => (default_user_file(), false),
+    }
+}
+
 pub(super) fn load(inputs: &ConfigInputs) -> Result<Loaded, ConfigError> {
     let mut merged = Table::try_from(Config::default()).map_err(|e| ConfigError::Invalid {
         source_name: "built-in defaults".into(),
@@ -97,11 +106,7 @@ pub(super) fn load(inputs: &ConfigInputs) -> Result<Loaded, ConfigError> {
     let mut files = Vec::new();
 
     // 1. user file (an explicit MIRA_CONFIG must exist; the default may not)
-    let (user_file, required) = match (&inputs.user_file, inputs.env.get("MIRA_CONFIG")) {
-        (Some(p), _) => (Some(p.clone()), true),
-        (None, Some(p)) => (Some(PathBuf::from(p)), true),
-        (None, None) => (default_user_file(), false),
-    };
+    let (user_file, required) = user_file(inputs);
     if let Some(path) = user_file {
         if let Some(table) = read_file_layer(&path, required, &mut unknown, |p| {
             Source::UserFile(p.to_path_buf())

@@ -8,7 +8,7 @@ mod layers;
 mod report;
 mod sections;
 
-pub use layers::{ConfigInputs, Env};
+pub use layers::{ConfigInputs, Env, user_file};
 pub use report::{ReportLine, report, unset_keys};
 pub use sections::*;
 
@@ -103,6 +103,24 @@ pub struct Loaded {
 }
 
 impl Loaded {
+    /// Built-in defaults (plus `MIRA_HOME`), for when the configured layers cannot be read:
+    /// the caller reports the error and keeps serving with these.
+    pub fn defaults(env: &Env) -> Loaded {
+        let mut config = Config::default();
+        let mut sources = BTreeMap::new();
+        if let Some(home) = env.get("MIRA_HOME") {
+            config.store.home = PathBuf::from(home);
+            sources.insert("store.home".to_string(), Source::Env("MIRA_HOME"));
+        }
+        Loaded {
+            config,
+            keys: ApiKeys::default(),
+            sources,
+            unknown: Vec::new(),
+            files: Vec::new(),
+        }
+    }
+
     pub fn source_of(&self, key: &str) -> Source {
         self.sources.get(key).cloned().unwrap_or(Source::Default)
     }

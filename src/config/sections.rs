@@ -54,6 +54,16 @@ pub enum ProviderKind {
     Anthropic,
 }
 
+impl ProviderKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ProviderKind::Openai => "openai",
+            ProviderKind::OpenaiChat => "openai-chat",
+            ProviderKind::Anthropic => "anthropic",
+        }
+    }
+}
+
 #[derive(Clone, Debug, Serialize, Deserialize, Default)]
 #[serde(default)]
 pub struct ProviderConfig {
