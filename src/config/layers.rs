@@ -68,23 +68,29 @@ impl ConfigInputs {
     }
 }
 
-fn strategy() -> Option<impl etcetera::AppStrategy> {
-    etcetera::choose_app_strategy(etcetera::AppStrategyArgs {
-        top_level_domain: "dev".into(),
-        author: "mira".into(),
-        app_name: "mira".into(),
-    })
-    .ok()
+/// `$XDG_DATA_HOME/mira`, else `~/.local/share/mira` — from the given environment, so tests
+/// and the LSP (which may get its environment from an editor) never read the wrong home.
+pub fn data_home(env: &Env) -> Option<PathBuf> {
+    env.get("XDG_DATA_HOME")
+        .map(|d| PathBuf::from(d).join("mira"))
+        .or_else(|| {
+            env.get("HOME")
+                .map(|h| PathBuf::from(h).join(".local/share/mira"))
+        })
+}
+
+/// `$XDG_CONFIG_HOME/mira/config.toml`, else `~/.config/mira/config.toml`.
+fn default_user_file(env: &Env) -> Option<PathBuf> {
+    env.get("XDG_CONFIG_HOME")
+        .map(|d| PathBuf::from(d).join("mira/config.toml"))
+        .or_else(|| {
+            env.get("HOME")
+                .map(|h| PathBuf::from(h).join(".config/mira/config.toml"))
+        })
 }
 
 pub(super) fn default_home() -> Option<PathBuf> {
-    use etcetera::AppStrategy;
-    strategy().map(|s| s.data_dir())
-}
-
-fn default_user_file() -> Option<PathBuf> {
-    use etcetera::AppStrategy;
-    strategy().map(|s| s.config_dir().join("config.toml"))
+    data_home(&Env::from_process())
 }
 
 /// The user config file these inputs read, and whether it must exist.
@@ -92,7 +98,7 @@ pub fn user_file(inputs: &ConfigInputs) -> (Option<PathBuf>, bool) {
     match (&inputs.user_file, inputs.env.get("MIRA_CONFIG")) {
         (Some(p), _) => (Some(p.clone()), true),
         (None, Some(p)) => (Some(PathBuf::from(p)), true),
-        (None, None) => (default_user_file(), false),
+        (None, None) => (default_user_file(&inputs.env), false),
     }
 }
 
@@ -101,6 +107,16 @@ pub(super) fn load(inputs: &ConfigInputs) -> Result<Loaded, ConfigError> {
         source_name: "built-in defaults".into(),
         message: e.to_string(),
     })?;
+    // The default home follows the given environment, not the process's.
+    let home = data_home(&inputs.env)
+        .or_else(|| inputs.env.get("MIRA_HOME").map(PathBuf::from))
+        .ok_or(ConfigError::NoHome)?;
+    if let Some(Value::Table(store)) = merged.get_mut("store") {
+        store.insert(
+            "home".into(),
+            Value::String(home.to_string_lossy().into_owned()),
+        );
+    }
     let mut sources = BTreeMap::new();
     let mut unknown = Vec::new();
     let mut files = Vec::new();

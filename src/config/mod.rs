@@ -8,7 +8,7 @@ mod layers;
 mod report;
 mod sections;
 
-pub use layers::{ConfigInputs, Env, user_file};
+pub use layers::{ConfigInputs, Env, data_home, user_file};
 pub use report::{ReportLine, report, unset_keys};
 pub use sections::*;
 
@@ -111,6 +111,8 @@ impl Loaded {
         if let Some(home) = env.get("MIRA_HOME") {
             config.store.home = PathBuf::from(home);
             sources.insert("store.home".to_string(), Source::Env("MIRA_HOME"));
+        } else if let Some(home) = data_home(env) {
+            config.store.home = home;
         }
         Loaded {
             config,

@@ -123,7 +123,10 @@ fn a_missing_explicit_config_file_is_an_error() {
     let tmp = tempfile::tempdir().unwrap();
     let missing = tmp.path().join("nope.toml");
     let i = ConfigInputs {
-        env: Env::from_pairs([("MIRA_CONFIG", missing.to_str().unwrap())]),
+        env: Env::from_pairs([
+            ("MIRA_CONFIG", missing.to_str().unwrap()),
+            ("HOME", "/nonexistent"),
+        ]),
         ..Default::default()
     };
     let msg = load(&i).unwrap_err().to_string();
