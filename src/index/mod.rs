@@ -1,6 +1,8 @@
 //! The live symbol index: tree-sitter extraction for ten languages, a persisted SQLite
 //! index built by a parallel crawl, and a live layer that keeps open documents current.
 
+pub mod crawl;
+pub mod db;
 pub mod extract;
 pub mod language;
 pub mod languages;

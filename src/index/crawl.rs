@@ -1,0 +1,566 @@
+//! The cold index: a gitignore-aware walk, parsing on every core with rayon, one writer
+//! thread batching SQLite transactions. Unchanged files (same size and mtime, or same
+//! content hash) are not parsed again.
+
+use super::db::{self, FileMeta, FileRow};
+use super::model::FileSymbols;
+use super::parse::parse_and_extract;
+use super::registry::Lang;
+use rayon::prelude::*;
+use rusqlite::Connection;
+use std::collections::{HashMap, HashSet};
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::mpsc;
+use std::time::{Duration, Instant, UNIX_EPOCH};
+
+/// Files written per transaction: big enough to amortise commits, small enough that
+/// readers (other editor windows) never wait long.
+const BATCH: usize = 256;
+
+#[derive(Clone, Debug)]
+pub struct CrawlOptions {
+    /// Files larger than this are skipped (generated code, data dumps).
+    pub max_file_bytes: u64,
+    /// Gitignore-style globs left out on top of the ignore files.
+    pub exclude: Vec<String>,
+}
+
+impl Default for CrawlOptions {
+    fn default() -> Self {
+        CrawlOptions::from_config(&crate::config::IndexConfig::default())
+    }
+}
+
+impl CrawlOptions {
+    pub fn from_config(cfg: &crate::config::IndexConfig) -> Self {
+        CrawlOptions {
+            max_file_bytes: cfg.max_file_bytes,
+            exclude: cfg.exclude.clone(),
+        }
+    }
+
+    fn overrides(&self, root: &Path) -> Option<ignore::overrides::Override> {
+        if self.exclude.is_empty() {
+            return None;
+        }
+        let mut b = ignore::overrides::OverrideBuilder::new(root);
+        for glob in &self.exclude {
+            if let Err(e) = b.add(&format!("!{glob}")) {
+                tracing::warn!(glob, error = %e, "ignoring invalid index.exclude glob");
+            }
+        }
+        b.build().ok()
+    }
+}
+
+/// Why a file was not indexed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SkipReason {
+    TooLarge { size: u64, limit: u64 },
+    Binary,
+    Minified,
+    Unreadable(String),
+}
+
+impl std::fmt::Display for SkipReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::TooLarge { size, limit } => write!(
+                f,
+                "too large ({} KiB > {} KiB limit; raise index.max_file_bytes to include it)",
+                size / 1024,
+                limit / 1024
+            ),
+            Self::Binary => f.write_str("binary content"),
+            Self::Minified => f.write_str("minified (very long lines)"),
+            Self::Unreadable(e) => write!(f, "unreadable: {e}"),
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct Skipped {
+    pub path: String,
+    pub reason: SkipReason,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct CrawlStats {
+    /// Source files found by the walk.
+    pub files: usize,
+    pub parsed: usize,
+    pub unchanged: usize,
+    pub removed: usize,
+    pub lines: u64,
+    pub bytes: u64,
+    pub symbols: u64,
+    pub skipped: Vec<Skipped>,
+    pub elapsed: Duration,
+}
+
+/// A change to the in-memory view, emitted as files are written.
+#[derive(Clone, Debug)]
+pub enum FileUpdate {
+    Indexed {
+        path: String,
+        lang: Lang,
+        ascii: bool,
+        symbols: Arc<FileSymbols>,
+    },
+    Removed {
+        path: String,
+    },
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct CrawlProgress {
+    pub done: usize,
+    pub total: usize,
+}
+
+/// The result of looking at one file.
+enum Outcome {
+    Parsed {
+        meta: FileMeta,
+        symbols: FileSymbols,
+        bytes: u64,
+    },
+    /// Same content as indexed; only the mtime moved.
+    SameContent {
+        mtime_ns: i64,
+    },
+    Skipped {
+        meta: FileMeta,
+        reason: SkipReason,
+    },
+    /// Deleted between the walk and the read.
+    Vanished,
+    Unreadable(String),
+}
+
+struct Candidate {
+    rel: String,
+    abs: PathBuf,
+    lang: Lang,
+    size: u64,
+    mtime_ns: i64,
+}
+
+pub fn mtime_ns(meta: &std::fs::Metadata) -> i64 {
+    meta.modified()
+        .ok()
+        .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+        .map_or(0, |d| d.as_nanos() as i64)
+}
+
+/// The path relative to the root, `/`-separated; `None` outside the root.
+pub fn relative(root: &Path, abs: &Path) -> Option<String> {
+    let rel = abs.strip_prefix(root).ok()?;
+    let parts: Vec<String> = rel
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    (!parts.is_empty()).then(|| parts.join("/"))
+}
+
+/// Walks `root`, indexes what changed since the last run, removes what is gone.
+pub fn crawl(
+    conn: &mut Connection,
+    project_id: i64,
+    root: &Path,
+    opts: &CrawlOptions,
+    progress: &(dyn Fn(CrawlProgress) + Sync),
+    sink: &(dyn Fn(FileUpdate) + Sync),
+) -> rusqlite::Result<CrawlStats> {
+    let started = Instant::now();
+    let mut stats = CrawlStats::default();
+    let known = db::file_rows(conn, project_id)?;
+
+    let mut candidates = Vec::new();
+    let mut seen = HashSet::new();
+    let mut walk = ignore::WalkBuilder::new(root);
+    walk.require_git(false).follow_links(false);
+    if let Some(ov) = opts.overrides(root) {
+        walk.overrides(ov);
+    }
+    for entry in walk.build() {
+        let entry = match entry {
+            Ok(e) => e,
+            Err(err) => {
+                stats.skipped.push(Skipped {
+                    path: walk_error_path(&err, root),
+                    reason: SkipReason::Unreadable(walk_error_message(&err)),
+                });
+                continue;
+            }
+        };
+        if !entry.file_type().is_some_and(|t| t.is_file()) {
+            continue;
+        }
+        let Some(lang) = Lang::for_path(entry.path()) else {
+            continue;
+        };
+        let Some(rel) = relative(root, entry.path()) else {
+            continue;
+        };
+        let Ok(meta) = entry.metadata() else {
+            continue;
+        };
+        seen.insert(rel.clone());
+        candidates.push(Candidate {
+            rel,
+            abs: entry.path().to_path_buf(),
+            lang,
+            size: meta.len(),
+            mtime_ns: mtime_ns(&meta),
+        });
+    }
+    stats.files = candidates.len();
+
+    // Same size and mtime as indexed: trust it without reading (a warm restart reads nothing).
+    let (fresh, stale): (Vec<_>, Vec<_>) = candidates.into_iter().partition(|c| {
+        known.get(&c.rel).is_some_and(|row| {
+            row.meta.size == c.size
+                && row.meta.mtime_ns == c.mtime_ns
+                && row.language == c.lang.name()
+        })
+    });
+    stats.unchanged = fresh.len();
+    for c in &fresh {
+        if let Some(row) = known.get(&c.rel) {
+            match &row.skip_reason {
+                Some(reason) => stats.skipped.push(Skipped {
+                    path: c.rel.clone(),
+                    reason: parse_skip_reason(reason),
+                }),
+                None => {
+                    stats.lines += row.meta.lines as u64;
+                    stats.bytes += row.meta.size;
+                }
+            }
+        }
+    }
+
+    let total = stale.len();
+    progress(CrawlProgress { done: 0, total });
+    let (tx, rx) = mpsc::sync_channel::<(Candidate, Outcome)>(BATCH * 2);
+    let limit = opts.max_file_bytes;
+    let write_result = std::thread::scope(|scope| {
+        let known = &known;
+        scope.spawn(move || {
+            stale.into_par_iter().for_each_with(tx, |tx, c| {
+                let outcome = examine(&c, known.get(&c.rel), limit);
+                // The receiver only goes away on a database error; nothing left to do then.
+                let _ = tx.send((c, outcome));
+            });
+        });
+        write_outcomes(
+            conn, project_id, known, rx, total, &mut stats, progress, sink,
+        )
+    });
+    write_result?;
+
+    // Files indexed before and not found now have left the project.
+    let gone: Vec<&String> = known.keys().filter(|p| !seen.contains(*p)).collect();
+    if !gone.is_empty() {
+        let tx = conn.transaction()?;
+        for path in &gone {
+            db::remove_file(&tx, project_id, path)?;
+        }
+        tx.commit()?;
+        for path in gone {
+            stats.removed += 1;
+            sink(FileUpdate::Removed { path: path.clone() });
+        }
+    }
+    stats.symbols = conn.query_row(
+        "SELECT count(*) FROM symbols s JOIN files f ON f.id = s.file_id WHERE f.project_id = ?1",
+        [project_id],
+        |r| r.get::<_, i64>(0),
+    )? as u64;
+    stats.elapsed = started.elapsed();
+    Ok(stats)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn write_outcomes(
+    conn: &mut Connection,
+    project_id: i64,
+    known: &HashMap<String, FileRow>,
+    rx: mpsc::Receiver<(Candidate, Outcome)>,
+    total: usize,
+    stats: &mut CrawlStats,
+    progress: &(dyn Fn(CrawlProgress) + Sync),
+    sink: &(dyn Fn(FileUpdate) + Sync),
+) -> rusqlite::Result<()> {
+    let mut done = 0usize;
+    let mut batch = Vec::with_capacity(BATCH);
+    let mut rx_iter = rx.into_iter().peekable();
+    while rx_iter.peek().is_some() {
+        batch.clear();
+        batch.extend(rx_iter.by_ref().take(BATCH));
+        let tx = conn.transaction()?;
+        let mut updates = Vec::new();
+        for (c, outcome) in batch.drain(..) {
+            match outcome {
+                Outcome::Parsed {
+                    meta,
+                    symbols,
+                    bytes,
+                } => {
+                    db::replace_file(&tx, project_id, &c.rel, c.lang.name(), &meta, &symbols)?;
+                    stats.parsed += 1;
+                    stats.lines += meta.lines as u64;
+                    stats.bytes += bytes;
+                    updates.push(FileUpdate::Indexed {
+                        path: c.rel,
+                        lang: c.lang,
+                        ascii: meta.ascii,
+                        symbols: Arc::new(symbols),
+                    });
+                }
+                Outcome::SameContent { mtime_ns } => {
+                    if let Some(row) = known.get(&c.rel) {
+                        db::touch_file(&tx, row.id, mtime_ns)?;
+                        stats.lines += row.meta.lines as u64;
+                        stats.bytes += row.meta.size;
+                    }
+                    stats.unchanged += 1;
+                }
+                Outcome::Skipped { meta, reason } => {
+                    db::record_skipped(
+                        &tx,
+                        project_id,
+                        &c.rel,
+                        c.lang.name(),
+                        &meta,
+                        &reason.to_string(),
+                    )?;
+                    if known.get(&c.rel).is_some_and(|r| r.skip_reason.is_none()) {
+                        updates.push(FileUpdate::Removed {
+                            path: c.rel.clone(),
+                        });
+                    }
+                    stats.skipped.push(Skipped {
+                        path: c.rel,
+                        reason,
+                    });
+                }
+                Outcome::Vanished => {
+                    tracing::debug!(path = %c.rel, "file vanished during indexing");
+                }
+                Outcome::Unreadable(e) => {
+                    tracing::warn!(path = %c.rel, error = %e, "cannot read file; skipped");
+                    stats.skipped.push(Skipped {
+                        path: c.rel,
+                        reason: SkipReason::Unreadable(e),
+                    });
+                }
+            }
+            done += 1;
+        }
+        tx.commit()?;
+        for u in updates {
+            sink(u);
+        }
+        progress(CrawlProgress { done, total });
+    }
+    Ok(())
+}
+
+/// Reads, hashes and (when the content changed) parses one file.
+fn examine(c: &Candidate, old: Option<&FileRow>, limit: u64) -> Outcome {
+    let skipped_meta = |size| FileMeta {
+        size,
+        mtime_ns: c.mtime_ns,
+        hash: [0; 32],
+        lines: 0,
+        ascii: true,
+    };
+    if c.size > limit {
+        return Outcome::Skipped {
+            meta: skipped_meta(c.size),
+            reason: SkipReason::TooLarge {
+                size: c.size,
+                limit,
+            },
+        };
+    }
+    let bytes = match read_capped(&c.abs, limit) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Outcome::Vanished,
+        Err(e) => return Outcome::Unreadable(e.to_string()),
+    };
+    if bytes.len() as u64 > limit {
+        // It grew past the limit between stat and read.
+        return Outcome::Skipped {
+            meta: skipped_meta(bytes.len() as u64),
+            reason: SkipReason::TooLarge {
+                size: bytes.len() as u64,
+                limit,
+            },
+        };
+    }
+    let hash = *blake3::hash(&bytes).as_bytes();
+    if let Some(old) = old
+        && old.meta.hash == hash
+        && old.skip_reason.is_none()
+        && old.language == c.lang.name()
+    {
+        return Outcome::SameContent {
+            mtime_ns: c.mtime_ns,
+        };
+    }
+    let lines = count_lines(&bytes);
+    let meta = FileMeta {
+        size: bytes.len() as u64,
+        mtime_ns: c.mtime_ns,
+        hash,
+        lines,
+        ascii: bytes.is_ascii(),
+    };
+    if let Some(reason) = content_skip_reason(&c.rel, &bytes, lines) {
+        return Outcome::Skipped { meta, reason };
+    }
+    match parse_and_extract(c.lang, &bytes) {
+        Some(symbols) => Outcome::Parsed {
+            meta,
+            symbols,
+            bytes: bytes.len() as u64,
+        },
+        None => Outcome::Unreadable("the parser gave up on this file".into()),
+    }
+}
+
+fn read_capped(path: &Path, limit: u64) -> std::io::Result<Vec<u8>> {
+    let mut f = std::fs::File::open(path)?;
+    let mut buf = Vec::new();
+    f.by_ref().take(limit + 1).read_to_end(&mut buf)?;
+    Ok(buf)
+}
+
+pub fn count_lines(bytes: &[u8]) -> u32 {
+    let newlines = bytes.iter().filter(|&&b| b == b'\n').count() as u32;
+    if bytes.last().is_some_and(|&b| b != b'\n') {
+        newlines + 1
+    } else {
+        newlines
+    }
+}
+
+/// Binary or minified content is not worth parsing: it yields noise and costs the most.
+pub fn content_skip_reason(rel: &str, bytes: &[u8], lines: u32) -> Option<SkipReason> {
+    if bytes[..bytes.len().min(8192)].contains(&0) {
+        return Some(SkipReason::Binary);
+    }
+    let minified_name = rel.ends_with(".min.js") || rel.ends_with(".min.mjs");
+    if minified_name || (bytes.len() > 4096 && bytes.len() as u64 / lines.max(1) as u64 > 300) {
+        return Some(SkipReason::Minified);
+    }
+    None
+}
+
+fn parse_skip_reason(stored: &str) -> SkipReason {
+    match stored {
+        "binary content" => SkipReason::Binary,
+        s if s.starts_with("minified") => SkipReason::Minified,
+        s => SkipReason::Unreadable(s.to_string()),
+    }
+}
+
+fn walk_error_path(err: &ignore::Error, root: &Path) -> String {
+    match err {
+        ignore::Error::WithPath { path, .. } => {
+            relative(root, path).unwrap_or_else(|| path.display().to_string())
+        }
+        ignore::Error::WithDepth { err, .. } | ignore::Error::WithLineNumber { err, .. } => {
+            walk_error_path(err, root)
+        }
+        _ => String::from("?"),
+    }
+}
+
+fn walk_error_message(err: &ignore::Error) -> String {
+    match err {
+        ignore::Error::WithPath { err, .. }
+        | ignore::Error::WithDepth { err, .. }
+        | ignore::Error::WithLineNumber { err, .. } => walk_error_message(err),
+        other => other.to_string(),
+    }
+}
+
+/// Indexes (or removes) one file after a change on disk; returns what changed.
+pub fn reindex_path(
+    conn: &mut Connection,
+    project_id: i64,
+    root: &Path,
+    abs: &Path,
+    opts: &CrawlOptions,
+) -> rusqlite::Result<Option<FileUpdate>> {
+    let Some(rel) = relative(root, abs) else {
+        return Ok(None);
+    };
+    let Some(lang) = Lang::for_path(abs) else {
+        return Ok(None);
+    };
+    let remove = |conn: &mut Connection| -> rusqlite::Result<Option<FileUpdate>> {
+        let tx = conn.transaction()?;
+        let existed = db::remove_file(&tx, project_id, &rel)?;
+        tx.commit()?;
+        Ok(existed.then(|| FileUpdate::Removed { path: rel.clone() }))
+    };
+    let meta = match std::fs::metadata(abs) {
+        Ok(m) if m.is_file() => m,
+        _ => return remove(conn),
+    };
+    let old = db::file_row(conn, project_id, &rel)?;
+    let c = Candidate {
+        rel: rel.clone(),
+        abs: abs.to_path_buf(),
+        lang,
+        size: meta.len(),
+        mtime_ns: mtime_ns(&meta),
+    };
+    let outcome = examine(&c, old.as_ref(), opts.max_file_bytes);
+    let tx = conn.transaction()?;
+    let update = match outcome {
+        Outcome::Parsed { meta, symbols, .. } => {
+            db::replace_file(&tx, project_id, &rel, lang.name(), &meta, &symbols)?;
+            Some(FileUpdate::Indexed {
+                path: rel.clone(),
+                lang,
+                ascii: meta.ascii,
+                symbols: Arc::new(symbols),
+            })
+        }
+        Outcome::SameContent { mtime_ns } => {
+            if let Some(row) = &old {
+                db::touch_file(&tx, row.id, mtime_ns)?;
+            }
+            None
+        }
+        Outcome::Skipped { meta, reason } => {
+            db::record_skipped(
+                &tx,
+                project_id,
+                &rel,
+                lang.name(),
+                &meta,
+                &reason.to_string(),
+            )?;
+            Some(FileUpdate::Removed { path: rel.clone() })
+        }
+        Outcome::Vanished => {
+            db::remove_file(&tx, project_id, &rel)?;
+            Some(FileUpdate::Removed { path: rel.clone() })
+        }
+        Outcome::Unreadable(e) => {
+            tracing::warn!(path = %rel, error = %e, "cannot read changed file; keeping the old index");
+            None
+        }
+    };
+    tx.commit()?;
+    Ok(update)
+}

@@ -1,0 +1,234 @@
+//! Cold index, restart and bad input, on real files and a real SQLite store.
+
+use mira::index::crawl::{CrawlOptions, CrawlStats, FileUpdate, SkipReason, crawl, reindex_path};
+use mira::index::db;
+use mira::store::{Store, projects};
+use std::path::Path;
+use std::sync::Mutex;
+
+struct Fixture {
+    _home: tempfile::TempDir,
+    root: tempfile::TempDir,
+    store: Store,
+    project: i64,
+}
+
+fn fixture() -> Fixture {
+    let home = tempfile::tempdir().unwrap();
+    let root = tempfile::tempdir().unwrap();
+    let store = Store::open(&home.path().join("mira.db")).unwrap();
+    let project = store
+        .write(|tx| projects::ensure(tx, root.path(), "fixture"))
+        .unwrap();
+    Fixture {
+        _home: home,
+        root,
+        store,
+        project,
+    }
+}
+
+impl Fixture {
+    fn write(&self, rel: &str, content: impl AsRef<[u8]>) {
+        let p = self.root.path().join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, content).unwrap();
+    }
+
+    fn crawl(&self, opts: &CrawlOptions) -> (CrawlStats, Vec<FileUpdate>) {
+        let mut conn = self.store.connect().unwrap();
+        let updates = Mutex::new(Vec::new());
+        let stats = crawl(
+            &mut conn,
+            self.project,
+            self.root.path(),
+            opts,
+            &|_| {},
+            &|u| updates.lock().unwrap().push(u),
+        )
+        .unwrap();
+        (stats, updates.into_inner().unwrap())
+    }
+
+    fn symbol_names(&self, path: &str) -> Vec<String> {
+        self.store
+            .read(|c| {
+                let mut st = c.prepare(
+                    "SELECT s.name FROM symbols s JOIN files f ON f.id = s.file_id
+                     WHERE f.project_id = ?1 AND f.path = ?2 ORDER BY s.ordinal",
+                )?;
+                st.query_map(rusqlite::params![self.project, path], |r| r.get(0))?
+                    .collect()
+            })
+            .unwrap()
+    }
+}
+
+fn set_mtime(path: &Path, secs_ago: u64) {
+    let t = std::time::SystemTime::now() - std::time::Duration::from_secs(secs_ago);
+    let f = std::fs::File::options().write(true).open(path).unwrap();
+    f.set_modified(t).unwrap();
+}
+
+#[test]
+fn restart_reparses_nothing_then_exactly_the_changed_file() {
+    let fx = fixture();
+    fx.write("src/a.rs", "fn alpha() {}\n");
+    fx.write("src/b.py", "def beta():\n    pass\n");
+    fx.write("web/c.ts", "export const gamma = () => 1;\n");
+    fx.write("README.md", "# not source\n");
+    fx.write(".gitignore", "ignored/\n");
+    fx.write("ignored/d.rs", "fn delta() {}\n");
+
+    let (first, updates) = fx.crawl(&CrawlOptions::default());
+    assert_eq!((first.files, first.parsed, first.unchanged), (3, 3, 0));
+    assert_eq!(updates.len(), 3);
+    assert_eq!(first.lines, 4);
+    assert!(first.symbols >= 3);
+    assert_eq!(fx.symbol_names("src/a.rs"), vec!["alpha"]);
+    assert!(
+        fx.symbol_names("ignored/d.rs").is_empty(),
+        "gitignored files are not indexed"
+    );
+
+    let (again, updates) = fx.crawl(&CrawlOptions::default());
+    assert_eq!((again.files, again.parsed, again.unchanged), (3, 0, 3));
+    assert!(updates.is_empty());
+    assert_eq!(again.lines, 4);
+
+    // One file's content changes: exactly one parse.
+    fx.write("src/a.rs", "fn alpha() {}\nfn alpha2() {}\n");
+    set_mtime(&fx.root.path().join("src/a.rs"), 0);
+    // Another is touched with identical content: hashed, not parsed.
+    set_mtime(&fx.root.path().join("src/b.py"), 100);
+    let (third, updates) = fx.crawl(&CrawlOptions::default());
+    assert_eq!((third.parsed, third.unchanged), (1, 2));
+    assert_eq!(updates.len(), 1);
+    assert_eq!(fx.symbol_names("src/a.rs"), vec!["alpha", "alpha2"]);
+
+    // A removed file leaves the index.
+    std::fs::remove_file(fx.root.path().join("web/c.ts")).unwrap();
+    let (fourth, updates) = fx.crawl(&CrawlOptions::default());
+    assert_eq!((fourth.files, fourth.parsed, fourth.removed), (2, 0, 1));
+    assert!(matches!(&updates[..], [FileUpdate::Removed { path }] if path == "web/c.ts"));
+    assert!(fx.symbol_names("web/c.ts").is_empty());
+    let rows = fx.store.read(|c| db::file_rows(c, fx.project)).unwrap();
+    assert!(!rows.contains_key("web/c.ts"));
+}
+
+#[test]
+fn bad_input_is_skipped_with_reasons_never_a_crash() {
+    let fx = fixture();
+    fx.write("ok.rs", "fn fine() {}\n");
+    // 50 MB of valid-looking source.
+    let big = "fn f() {}\n".repeat(5 * 1024 * 1024);
+    fx.write("huge.rs", &big);
+    // Binary content behind a source extension.
+    let mut bin = b"\x7fELF\x02\x01\x01\x00\x00\x00".to_vec();
+    bin.extend(std::iter::repeat_n(0u8, 4096));
+    fx.write("tool.py", &bin);
+    // Invalid UTF-8: indexed lossily.
+    fx.write(
+        "latin1.rs",
+        b"// caf\xe9\nfn still_here() {}\nfn \xff() {}\n",
+    );
+    // Minified JavaScript.
+    let minified: String = (0..2000)
+        .map(|i| format!("function f{i}(a){{return a+{i}}};"))
+        .collect();
+    fx.write("bundle.js", &minified);
+    fx.write("app.min.js", "function small(){}\n");
+    // An unreadable directory.
+    fx.write("locked/secret.rs", "fn hidden() {}\n");
+    let locked = fx.root.path().join("locked");
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o000)).unwrap();
+    let locked_is_unreadable = std::fs::read_dir(&locked).is_err(); // root can read anything
+
+    let opts = CrawlOptions {
+        max_file_bytes: 1024 * 1024,
+        ..CrawlOptions::default()
+    };
+    let (stats, _) = fx.crawl(&opts);
+    std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o755)).unwrap();
+
+    let reason = |p: &str| {
+        stats
+            .skipped
+            .iter()
+            .find(|s| s.path == p)
+            .map(|s| s.reason.clone())
+    };
+    assert!(
+        matches!(reason("huge.rs"), Some(SkipReason::TooLarge { size, limit }) if size > 50_000_000 && limit == 1024 * 1024)
+    );
+    assert_eq!(reason("tool.py"), Some(SkipReason::Binary));
+    assert_eq!(reason("bundle.js"), Some(SkipReason::Minified));
+    assert_eq!(reason("app.min.js"), Some(SkipReason::Minified));
+    assert!(reason("too large message").is_none());
+    assert!(
+        SkipReason::TooLarge {
+            size: 52428800,
+            limit: 1048576
+        }
+        .to_string()
+        .contains("raise index.max_file_bytes")
+    );
+    assert_eq!(fx.symbol_names("ok.rs"), vec!["fine"]);
+    let latin = fx.symbol_names("latin1.rs");
+    assert!(latin.contains(&"still_here".to_string()), "{latin:?}");
+    if locked_is_unreadable {
+        assert!(
+            matches!(reason("locked"), Some(SkipReason::Unreadable(_))),
+            "{:?}",
+            stats.skipped
+        );
+    } else {
+        assert_eq!(fx.symbol_names("locked/secret.rs"), vec!["hidden"]);
+    }
+
+    // Skipped files are remembered: a restart reads none of them again.
+    let (again, _) = fx.crawl(&opts);
+    assert_eq!(again.parsed, 0);
+    assert!(again.skipped.iter().any(|s| s.path == "huge.rs"));
+}
+
+#[test]
+fn a_file_deleted_between_walk_and_read_is_dropped_quietly() {
+    let fx = fixture();
+    fx.write("gone.rs", "fn soon_gone() {}\n");
+    fx.crawl(&CrawlOptions::default());
+    assert_eq!(fx.symbol_names("gone.rs"), vec!["soon_gone"]);
+    let abs = fx.root.path().join("gone.rs");
+    std::fs::remove_file(&abs).unwrap();
+    // The watcher path: an event for a file that no longer exists.
+    let mut conn = fx.store.connect().unwrap();
+    let update = reindex_path(
+        &mut conn,
+        fx.project,
+        fx.root.path(),
+        &abs,
+        &CrawlOptions::default(),
+    )
+    .unwrap();
+    assert!(matches!(update, Some(FileUpdate::Removed { path }) if path == "gone.rs"));
+    assert!(fx.symbol_names("gone.rs").is_empty());
+    // Deleting while the crawl runs: many files, removed from another thread mid-crawl.
+    for i in 0..400 {
+        fx.write(&format!("many/f{i}.rs"), format!("fn f{i}() {{}}\n"));
+    }
+    let root = fx.root.path().to_path_buf();
+    let deleter = std::thread::spawn(move || {
+        for i in (0..400).step_by(2) {
+            let _ = std::fs::remove_file(root.join(format!("many/f{i}.rs")));
+        }
+    });
+    let (stats, _) = fx.crawl(&CrawlOptions::default());
+    deleter.join().unwrap();
+    assert!(stats.files >= 200);
+    // Whatever the interleaving, a second crawl converges on exactly what is on disk.
+    let (after, _) = fx.crawl(&CrawlOptions::default());
+    assert_eq!(after.files, 200);
+    let rows = fx.store.read(|c| db::file_rows(c, fx.project)).unwrap();
+    assert_eq!(rows.len(), 200);
+}
