@@ -204,7 +204,14 @@ pub fn preceding_comments(
             cur = n.prev_sibling();
             continue;
         }
-        if !comment_kinds.contains(&kind) || n.end_position().row + 1 < next_start_row {
+        // Line comments may include their newline, ending at column 0 of the next row.
+        let end = n.end_position();
+        let end_row = if end.column == 0 && end.row > n.start_position().row {
+            end.row - 1
+        } else {
+            end.row
+        };
+        if !comment_kinds.contains(&kind) || end_row + 1 < next_start_row {
             break;
         }
         let text = node_text(n, src);

@@ -4,11 +4,14 @@
 pub mod crawl;
 pub mod db;
 pub mod extract;
+pub mod fuzzy;
 pub mod language;
 pub mod languages;
+pub mod live;
 pub mod model;
 pub mod parse;
 pub mod registry;
+pub mod table;
 
 pub use model::{FileSymbols, Point, RefKind, Reference, Span, Symbol, SymbolKind};
 pub use registry::Lang;

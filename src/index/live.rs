@@ -1,0 +1,270 @@
+//! An open document's syntax tree and symbols, kept current edit by edit.
+//!
+//! Per edit: `tree.edit` + incremental reparse, then only the top-level items touched by
+//! the edit or by the tree's changed ranges are walked again; every other symbol is shifted
+//! by the edit's delta. A full re-walk is the fallback for multi-edit changes.
+
+use super::extract::{extract, extract_items};
+use super::model::{FileSymbols, Span};
+use super::parse::with_parser;
+use super::registry::Lang;
+use crate::documents::TextEdit;
+use ropey::Rope;
+use tree_sitter::{InputEdit, Node, Point, Tree};
+
+#[derive(Clone, Copy)]
+enum Placed {
+    Before(u32),
+    Gone,
+    After(u32),
+}
+
+pub struct OpenDoc {
+    pub lang: Lang,
+    pub version: i32,
+    pub rope: Rope,
+    text: Vec<u8>,
+    tree: Tree,
+    pub symbols: FileSymbols,
+}
+
+/// How an update was done (for tests and the benchmark).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UpdateKind {
+    /// Only the top-level items in this byte range of the new text were walked again.
+    Spliced {
+        walked_bytes: usize,
+    },
+    Full,
+}
+
+fn rope_bytes(rope: &Rope) -> Vec<u8> {
+    let mut v = Vec::with_capacity(rope.len_bytes());
+    for chunk in rope.chunks() {
+        v.extend_from_slice(chunk.as_bytes());
+    }
+    v
+}
+
+fn parse(lang: Lang, text: &[u8], old: Option<&Tree>) -> Option<Tree> {
+    with_parser(lang, |p| {
+        if old.is_none() {
+            p.reset();
+        }
+        p.parse(text, old)
+    })
+}
+
+fn input_edit(e: &TextEdit) -> InputEdit {
+    InputEdit {
+        start_byte: e.start_byte,
+        old_end_byte: e.old_end_byte,
+        new_end_byte: e.new_end_byte,
+        start_position: Point::new(e.start_point.row, e.start_point.column),
+        old_end_position: Point::new(e.old_end_point.row, e.old_end_point.column),
+        new_end_position: Point::new(e.new_end_point.row, e.new_end_point.column),
+    }
+}
+
+fn root_items(tree: &Tree) -> Vec<(usize, usize)> {
+    let root = tree.root_node();
+    let mut cursor = root.walk();
+    root.children(&mut cursor)
+        .map(|c| (c.start_byte(), c.end_byte()))
+        .collect()
+}
+
+impl OpenDoc {
+    pub fn open(lang: Lang, version: i32, rope: Rope) -> Option<OpenDoc> {
+        let text = rope_bytes(&rope);
+        let tree = parse(lang, &text, None)?;
+        let symbols = extract(lang, &tree, &text);
+        Some(OpenDoc {
+            lang,
+            version,
+            rope,
+            text,
+            tree,
+            symbols,
+        })
+    }
+
+    pub fn text(&self) -> &[u8] {
+        &self.text
+    }
+
+    pub fn tree(&self) -> &Tree {
+        &self.tree
+    }
+
+    /// Applies one didChange (its edits in order) whose result is `rope`.
+    pub fn apply(&mut self, version: i32, edits: &[TextEdit], rope: Rope) -> UpdateKind {
+        self.version = version;
+        self.rope = rope;
+        self.text = rope_bytes(&self.rope);
+        for e in edits {
+            self.tree.edit(&input_edit(e));
+        }
+        let Some(new_tree) = parse(self.lang, &self.text, Some(&self.tree)) else {
+            return self.reparse_fully();
+        };
+        let kind = match edits {
+            [single] => self.splice(&new_tree, single),
+            _ => {
+                self.symbols = extract(self.lang, &new_tree, &self.text);
+                UpdateKind::Full
+            }
+        };
+        self.tree = new_tree;
+        kind
+    }
+
+    fn reparse_fully(&mut self) -> UpdateKind {
+        if let Some(tree) = parse(self.lang, &self.text, None) {
+            self.symbols = extract(self.lang, &tree, &self.text);
+            self.tree = tree;
+        }
+        UpdateKind::Full
+    }
+
+    /// `self.tree` is the old tree, already edited; `new` is the reparsed one.
+    fn splice(&mut self, new: &Tree, e: &TextEdit) -> UpdateKind {
+        let ie = input_edit(e);
+        // The region that may hold different symbols now, in new coordinates.
+        let mut lo = e.start_byte;
+        let mut hi = e.new_end_byte;
+        for r in self.tree.changed_ranges(new) {
+            lo = lo.min(r.start_byte);
+            hi = hi.max(r.end_byte);
+        }
+        // Grow it to whole top-level items of both trees until stable, so no symbol is
+        // half inside.
+        let old_items = root_items(&self.tree);
+        let new_items = root_items(new);
+        let root = new.root_node();
+        let mut cursor = root.walk();
+        let children: Vec<Node> = root.children(&mut cursor).collect();
+        let spec = self.lang.spec();
+        let doc_kinds =
+            |k: &str| spec.comment_kinds().contains(&k) || spec.doc_transparent().contains(&k);
+        let mut extended = false;
+        loop {
+            let (mut nlo, mut nhi) = (lo, hi);
+            for &(s, en) in old_items.iter().chain(&new_items) {
+                if s <= nhi && en >= nlo {
+                    nlo = nlo.min(s);
+                    nhi = nhi.max(en);
+                }
+            }
+            // A definition's doc is read from the comments and attributes above it, so the
+            // first definition after the region may have a different doc now: include it.
+            let first_after = children.iter().position(|c| c.start_byte() >= nhi);
+            if let (false, Some(first_after)) = (extended, first_after) {
+                extended = true;
+                for c in &children[first_after..] {
+                    nhi = nhi.max(c.end_byte());
+                    if !doc_kinds(c.kind()) {
+                        break;
+                    }
+                }
+            }
+            if (nlo, nhi) == (lo, hi) {
+                break;
+            }
+            (lo, hi) = (nlo, nhi);
+        }
+
+        let mut cursor = root.walk();
+        let items: Vec<Node> = root
+            .children(&mut cursor)
+            .filter(|c| c.start_byte() >= lo && c.end_byte() <= hi)
+            .collect();
+        let fresh = extract_items(self.lang, &self.text, items);
+
+        // Old symbols: before the region stay, inside it go, after it shift.
+        let old = std::mem::take(&mut self.symbols);
+        let shifted = |span: &Span| -> Span {
+            let mut s = *span;
+            if s.start_byte as usize >= e.old_end_byte {
+                s.shift(&ie);
+            }
+            s
+        };
+        // `orig` is the start before the edit: anything starting inside the replaced text
+        // is gone whatever its stale offsets say.
+        let place = |orig: usize, start: usize| -> u8 {
+            if (e.start_byte..e.old_end_byte).contains(&orig) || (lo <= start && start < hi) {
+                1
+            } else if start < lo {
+                0
+            } else {
+                2
+            }
+        };
+        // Where each old symbol ends up, so parent and caller indices can follow it.
+        let n_fresh = fresh.symbols.len() as u32;
+        let mut before = Vec::new();
+        let mut after = Vec::new();
+        let mut placed: Vec<Placed> = Vec::with_capacity(old.symbols.len());
+        for mut s in old.symbols {
+            let orig = s.range.start_byte as usize;
+            s.range = shifted(&s.range);
+            s.selection = shifted(&s.selection);
+            match place(orig, s.range.start_byte as usize) {
+                0 => {
+                    placed.push(Placed::Before(before.len() as u32));
+                    before.push(s);
+                }
+                1 => placed.push(Placed::Gone),
+                _ => {
+                    placed.push(Placed::After(after.len() as u32));
+                    after.push(s);
+                }
+            }
+        }
+        let n_before = before.len() as u32;
+        let final_index = |old_index: u32| -> Option<u32> {
+            match placed.get(old_index as usize)? {
+                Placed::Before(i) => Some(*i),
+                Placed::After(i) => Some(n_before + n_fresh + i),
+                Placed::Gone => None,
+            }
+        };
+        let mut symbols = before;
+        symbols.extend(fresh.symbols.into_iter().map(|mut s| {
+            s.parent = s.parent.map(|p| p + n_before);
+            s
+        }));
+        for mut s in after {
+            s.parent = s.parent.and_then(final_index);
+            symbols.push(s);
+        }
+
+        let mut refs_before = Vec::new();
+        let mut refs_after = Vec::new();
+        for mut r in old.refs {
+            let orig = r.span.start_byte as usize;
+            r.span = shifted(&r.span);
+            match place(orig, r.span.start_byte as usize) {
+                0 => refs_before.push(r),
+                1 => {}
+                _ => {
+                    r.caller = r.caller.and_then(final_index);
+                    refs_after.push(r);
+                }
+            }
+        }
+        refs_before.extend(fresh.refs.into_iter().map(|mut r| {
+            r.caller = r.caller.map(|c| c + n_before);
+            r
+        }));
+        refs_before.extend(refs_after);
+        self.symbols = FileSymbols {
+            symbols,
+            refs: refs_before,
+        };
+        UpdateKind::Spliced {
+            walked_bytes: hi - lo,
+        }
+    }
+}

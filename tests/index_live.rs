@@ -1,0 +1,211 @@
+//! The live layer: after any sequence of edits, the spliced symbols equal a fresh
+//! extraction of the same text.
+
+use mira::documents::{Document, PositionEncoding, byte_to_position};
+use mira::index::Lang;
+use mira::index::extract::extract;
+use mira::index::live::{OpenDoc, UpdateKind};
+use mira::index::parse::parse_and_extract;
+use proptest::prelude::*;
+use std::path::Path;
+use tower_lsp_server::ls_types::Range;
+
+const RUST: &str = r#"use std::fmt;
+
+/// Doc.
+pub struct Point { x: i32, y: i32 }
+
+impl Point {
+    pub fn new() -> Self { Point { x: 0, y: 0 } }
+    fn norm(&self) -> i32 { helper(self.x) }
+}
+
+fn helper(v: i32) -> i32 { v * 2 }
+
+mod tests {
+    #[test]
+    fn t() { helper(1); }
+}
+"#;
+
+const PYTHON: &str = r#"import os
+
+class A:
+    def f(self):
+        return g()
+
+    class B:
+        x = 1
+
+def g():
+    return 1
+
+@deco
+def h():
+    pass
+"#;
+
+const TS: &str = r#"import { a } from "./a";
+export const f = (x: number) => g(x);
+class C {
+  m = () => { f(1); };
+  n() { return 2; }
+}
+function g(y: number) { return y; }
+"#;
+
+const SNIPPETS: &[&str] = &[
+    "fn extra() {}\n",
+    "def extra():\n    pass\n",
+    "function extra() {}\n",
+    "}",
+    "{",
+    "(",
+    "a",
+    "x",
+    " ",
+    "\n",
+    "//",
+    "/*",
+    "*/",
+    "\"",
+    "class K:\n    pass\n",
+    "impl Point { fn m(&self) {} }\n",
+    "    ",
+    "é",
+];
+
+#[derive(Debug, Clone)]
+enum Op {
+    Insert { at: usize, snippet: usize },
+    Delete { at: usize, len: usize },
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        (any::<usize>(), 0..SNIPPETS.len()).prop_map(|(at, snippet)| Op::Insert { at, snippet }),
+        (any::<usize>(), 1usize..24).prop_map(|(at, len)| Op::Delete { at, len }),
+    ]
+}
+
+fn run(file: &str, base: &str, ops: &[Op]) {
+    let lang = Lang::for_path(Path::new(file)).unwrap();
+    let mut doc = Document::new(base, 1, "x");
+    let mut live = OpenDoc::open(lang, 1, doc.rope().clone()).unwrap();
+    let enc = PositionEncoding::Utf8;
+    for (n, op) in ops.iter().enumerate() {
+        let rope = doc.rope().clone();
+        let before_text = doc.text();
+        let before_syms = live.symbols.clone();
+        let chars = rope.len_chars();
+        let (start_c, end_c, text) = match op {
+            Op::Insert { at, snippet } => {
+                let c = at % (chars + 1);
+                (c, c, SNIPPETS[*snippet])
+            }
+            Op::Delete { at, len } => {
+                let c = at % (chars + 1);
+                (c, (c + len).min(chars), "")
+            }
+        };
+        let range = Range {
+            start: byte_to_position(&rope, rope.char_to_byte(start_c), enc),
+            end: byte_to_position(&rope, rope.char_to_byte(end_c), enc),
+        };
+        let edit = doc.apply_change(Some(range), text, enc);
+        live.apply(n as i32 + 2, &[edit], doc.rope().clone());
+        // Incremental and fresh parses may recover from errors differently, so the
+        // reference is a full walk of the same (incrementally parsed) tree.
+        assert_eq!(live.text(), doc.text().as_bytes());
+        let full = extract(lang, live.tree(), live.text());
+        if live.symbols != full {
+            let names = |f: &mira::index::FileSymbols| {
+                f.symbols
+                    .iter()
+                    .map(|s| {
+                        format!(
+                            "{}@{}..{} p{:?}",
+                            s.name, s.range.start_byte, s.range.end_byte, s.parent
+                        )
+                    })
+                    .collect::<Vec<_>>()
+            };
+            panic!(
+                "after op {n} {op:?} ({start_c}..{end_c} {text:?}) on {file}:\nold     {:?}\nspliced {:?}\nfull    {:?}\nfirst difference: {}\nbefore:\n{before_text}\ntext:\n{}",
+                names(&before_syms),
+                names(&live.symbols),
+                names(&full),
+                live.symbols
+                    .symbols
+                    .iter()
+                    .zip(&full.symbols)
+                    .find(|(a, b)| a != b)
+                    .map(|(a, b)| format!("{a:?}\n  vs\n{b:?}"))
+                    .or_else(|| live
+                        .symbols
+                        .refs
+                        .iter()
+                        .zip(&full.refs)
+                        .find(|(a, b)| a != b)
+                        .map(|(a, b)| format!("{a:?}\n  vs\n{b:?}")))
+                    .unwrap_or_else(|| format!(
+                        "lengths {} {}",
+                        live.symbols.refs.len(),
+                        full.refs.len()
+                    )),
+                doc.text()
+            );
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+    #[test]
+    fn rust_splice_equals_full_extraction(ops in proptest::collection::vec(op(), 1..40)) {
+        run("a.rs", RUST, &ops);
+    }
+
+    #[test]
+    fn python_splice_equals_full_extraction(ops in proptest::collection::vec(op(), 1..40)) {
+        run("a.py", PYTHON, &ops);
+    }
+
+    #[test]
+    fn typescript_splice_equals_full_extraction(ops in proptest::collection::vec(op(), 1..40)) {
+        run("a.ts", TS, &ops);
+    }
+}
+
+#[test]
+fn typing_inside_one_function_walks_only_that_item() {
+    let lang = Lang::for_path(Path::new("a.rs")).unwrap();
+    let mut src = String::new();
+    for i in 0..200 {
+        src.push_str(&format!("fn f{i}(a: u32) -> u32 {{\n    a + {i}\n}}\n\n"));
+    }
+    let mut doc = Document::new(&src, 1, "rust");
+    let mut live = OpenDoc::open(lang, 1, doc.rope().clone()).unwrap();
+    // Type `x` into the body of f100.
+    let line = 100 * 4 + 1;
+    let pos = tower_lsp_server::ls_types::Position::new(line, 7);
+    let edit = doc.apply_change(Some(Range::new(pos, pos)), "x", PositionEncoding::Utf16);
+    let kind = live.apply(2, &[edit], doc.rope().clone());
+    match kind {
+        UpdateKind::Spliced { walked_bytes } => assert!(walked_bytes < 100, "{walked_bytes}"),
+        UpdateKind::Full => panic!("expected a splice"),
+    }
+    assert_eq!(live.symbols.symbols.len(), 200);
+    let f199 = live
+        .symbols
+        .symbols
+        .iter()
+        .find(|s| s.name == "f199")
+        .unwrap();
+    assert_eq!(f199.range.start.row, 199 * 4);
+    assert_eq!(
+        live.symbols,
+        parse_and_extract(lang, doc.text().as_bytes()).unwrap()
+    );
+}
