@@ -11,7 +11,10 @@ pub mod live;
 pub mod model;
 pub mod parse;
 pub mod registry;
+pub mod service;
 pub mod table;
+mod watch;
 
 pub use model::{FileSymbols, Point, RefKind, Reference, Span, Symbol, SymbolKind};
 pub use registry::Lang;
+pub use service::{IndexHandle, IndexOptions, IndexProgress, IndexStatus, OutlineNode, SymbolInfo};

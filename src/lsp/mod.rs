@@ -5,6 +5,7 @@ mod capabilities;
 mod commands;
 mod server;
 mod state;
+mod symbols;
 pub mod transport;
 
 pub use server::{Backend, DocumentState, DocumentStateParams};

@@ -156,6 +156,7 @@ impl LanguageServer for Backend {
             store,
             session_row,
         });
+        super::symbols::start_index(&self.state);
         Ok(InitializeResult {
             capabilities: capabilities::server_capabilities(encoding),
             server_info: Some(ServerInfo {
@@ -167,6 +168,7 @@ impl LanguageServer for Backend {
     }
 
     async fn initialized(&self, _: InitializedParams) {
+        super::symbols::report_progress(&self.state);
         let notes =
             std::mem::take(&mut *self.startup_notes.lock().unwrap_or_else(|e| e.into_inner()));
         for (typ, message) in notes {
@@ -266,6 +268,31 @@ impl LanguageServer for Backend {
                 format!("Mira: new settings rejected, keeping the previous ones: {e}"),
             ),
         }
+    }
+
+    async fn document_symbol(
+        &self,
+        params: DocumentSymbolParams,
+    ) -> Result<Option<DocumentSymbolResponse>> {
+        super::symbols::document_symbol(&self.state, params).await
+    }
+
+    async fn symbol(
+        &self,
+        params: WorkspaceSymbolParams,
+    ) -> Result<Option<WorkspaceSymbolResponse>> {
+        super::symbols::workspace_symbol(&self.state, params).await
+    }
+
+    async fn goto_definition(
+        &self,
+        params: GotoDefinitionParams,
+    ) -> Result<Option<GotoDefinitionResponse>> {
+        super::symbols::goto_definition(&self.state, params).await
+    }
+
+    async fn hover(&self, params: HoverParams) -> Result<Option<Hover>> {
+        super::symbols::hover(&self.state, params).await
     }
 
     async fn execute_command(&self, params: ExecuteCommandParams) -> Result<Option<LSPAny>> {

@@ -50,6 +50,7 @@ pub struct ServerState {
     folders: Mutex<Vec<WorkspaceFolder>>,
     doc_subscribers: Mutex<Vec<UnboundedSender<DocEvent>>>,
     shutdown_requested: AtomicBool,
+    pub index: super::symbols::IndexSlot,
 }
 
 impl ServerState {
@@ -69,6 +70,7 @@ impl ServerState {
             folders: Mutex::default(),
             doc_subscribers: Mutex::default(),
             shutdown_requested: AtomicBool::new(false),
+            index: Default::default(),
         }
     }
 

@@ -1,0 +1,593 @@
+//! The index actor: one thread owns the symbol table and every open document's tree.
+//!
+//! Document events (in client order) and queries arrive on two channels; before answering
+//! a query the actor drains every document event already sent, so a query always sees the
+//! edits the client sent before it. The cold crawl and the file watcher run on their own
+//! threads with their own SQLite connections and only send finished results here, so the
+//! actor never waits on disk or on a whole-workspace parse.
+
+use super::crawl::{self, CrawlOptions, CrawlProgress, CrawlStats, FileUpdate};
+use super::db;
+use super::live::OpenDoc;
+use super::model::{Span, Symbol, SymbolKind};
+use super::parse::parse_and_extract;
+use super::registry::Lang;
+use super::table::{SymbolHit, SymbolTable};
+use super::watch;
+use crate::documents::{DocEvent, PositionEncoding, byte_to_position, uri_to_path};
+use crate::store::Store;
+use ropey::Rope;
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use tokio::sync::{mpsc, oneshot};
+use tower_lsp_server::ls_types::{Position, Range, Uri};
+
+#[derive(Clone, Debug)]
+pub struct IndexOptions {
+    pub root: PathBuf,
+    /// Shown in the projects table when the project is first seen.
+    pub project_name: String,
+    pub crawl: CrawlOptions,
+    pub watch: bool,
+}
+
+/// What the cold index reports while it runs (the LSP layer turns it into `$/progress`).
+#[derive(Clone, Debug)]
+pub enum IndexProgress {
+    Started,
+    Crawling(CrawlProgress),
+    Finished(Arc<CrawlStats>),
+    Failed(String),
+}
+
+/// A symbol with positions in the client's encoding, ready to show.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SymbolInfo {
+    pub name: String,
+    pub kind: SymbolKind,
+    pub container: Option<String>,
+    pub path: PathBuf,
+    pub range: Range,
+    pub selection: Range,
+    pub signature: String,
+    pub doc: Option<String>,
+    pub declaration: bool,
+}
+
+/// A document outline node.
+#[derive(Clone, Debug, PartialEq)]
+pub struct OutlineNode {
+    pub symbol: SymbolInfo,
+    pub children: Vec<OutlineNode>,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct IndexStatus {
+    pub files: usize,
+    pub symbols: usize,
+    pub open_documents: usize,
+    pub cold_index_done: bool,
+    pub last_stats: Option<Arc<CrawlStats>>,
+}
+
+pub(crate) enum Request {
+    WorkspaceSymbols {
+        query: String,
+        kind: Option<SymbolKind>,
+        limit: usize,
+        enc: PositionEncoding,
+        reply: oneshot::Sender<Vec<SymbolInfo>>,
+    },
+    Outline {
+        uri: Uri,
+        enc: PositionEncoding,
+        reply: oneshot::Sender<Option<Vec<OutlineNode>>>,
+    },
+    Definition {
+        uri: Uri,
+        position: Position,
+        enc: PositionEncoding,
+        reply: oneshot::Sender<Vec<SymbolInfo>>,
+    },
+    Status {
+        reply: oneshot::Sender<IndexStatus>,
+    },
+    Loaded(Vec<db::StoredFile>),
+    Updates(Vec<FileUpdate>),
+    ColdDone(Arc<CrawlStats>),
+}
+
+/// A cheap, cloneable handle; all queries are answered by the actor in event order.
+#[derive(Clone)]
+pub struct IndexHandle {
+    tx: mpsc::UnboundedSender<Request>,
+    reindex: std::sync::mpsc::Sender<watch::DiskWork>,
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error("the index stopped (see the log for why); restart the language server")]
+pub struct IndexGone;
+
+impl IndexHandle {
+    async fn ask<T>(
+        &self,
+        make: impl FnOnce(oneshot::Sender<T>) -> Request,
+    ) -> Result<T, IndexGone> {
+        let (reply, rx) = oneshot::channel();
+        self.tx.send(make(reply)).map_err(|_| IndexGone)?;
+        rx.await.map_err(|_| IndexGone)
+    }
+
+    pub async fn workspace_symbols(
+        &self,
+        query: &str,
+        kind: Option<SymbolKind>,
+        limit: usize,
+        enc: PositionEncoding,
+    ) -> Result<Vec<SymbolInfo>, IndexGone> {
+        let query = query.to_string();
+        self.ask(|reply| Request::WorkspaceSymbols {
+            query,
+            kind,
+            limit,
+            enc,
+            reply,
+        })
+        .await
+    }
+
+    /// The outline of an open document (`None` when it is not open or not a known language).
+    pub async fn outline(
+        &self,
+        uri: &Uri,
+        enc: PositionEncoding,
+    ) -> Result<Option<Vec<OutlineNode>>, IndexGone> {
+        let uri = uri.clone();
+        self.ask(|reply| Request::Outline { uri, enc, reply }).await
+    }
+
+    /// Definitions of the identifier at `position`, best first.
+    pub async fn definition(
+        &self,
+        uri: &Uri,
+        position: Position,
+        enc: PositionEncoding,
+    ) -> Result<Vec<SymbolInfo>, IndexGone> {
+        let uri = uri.clone();
+        self.ask(|reply| Request::Definition {
+            uri,
+            position,
+            enc,
+            reply,
+        })
+        .await
+    }
+
+    /// What hover shows: the best definition of the identifier at `position`.
+    pub async fn hover(
+        &self,
+        uri: &Uri,
+        position: Position,
+        enc: PositionEncoding,
+    ) -> Result<Option<SymbolInfo>, IndexGone> {
+        Ok(self
+            .definition(uri, position, enc)
+            .await?
+            .into_iter()
+            .next())
+    }
+
+    pub async fn status(&self) -> Result<IndexStatus, IndexGone> {
+        self.ask(|reply| Request::Status { reply }).await
+    }
+
+    /// Re-crawls the project (`mira.reindex`); progress arrives like the cold index's.
+    pub fn reindex(&self) {
+        let _ = self.reindex.send(watch::DiskWork::Crawl);
+    }
+}
+
+/// Starts the actor, the cold index and (if enabled) the watcher. Returns at once.
+pub fn start(
+    store: Store,
+    opts: IndexOptions,
+    docs: mpsc::UnboundedReceiver<DocEvent>,
+    progress: mpsc::UnboundedSender<IndexProgress>,
+) -> IndexHandle {
+    let (tx, rx) = mpsc::unbounded_channel();
+    let (disk_tx, disk_rx) = std::sync::mpsc::channel();
+    let handle = IndexHandle {
+        tx: tx.clone(),
+        reindex: disk_tx.clone(),
+    };
+    let actor = Actor {
+        root: opts.root.clone(),
+        table: SymbolTable::default(),
+        open: HashMap::new(),
+        dirty: HashSet::new(),
+        cold_done: false,
+        last_stats: None,
+        disk: disk_tx.clone(),
+    };
+    let spawned = std::thread::Builder::new()
+        .name("mira-index".into())
+        .spawn(move || actor.run(docs, rx));
+    if let Err(e) = spawned {
+        let _ = progress.send(IndexProgress::Failed(format!(
+            "cannot start the index thread: {e}"
+        )));
+        return handle;
+    }
+    let shutdown = Arc::new(AtomicBool::new(false));
+    watch::start_disk_worker(store, opts, tx, disk_rx, disk_tx, progress, shutdown);
+    handle
+}
+
+struct OpenEntry {
+    key: String,
+    doc: OpenDoc,
+}
+
+struct Actor {
+    root: PathBuf,
+    table: SymbolTable,
+    open: HashMap<Uri, OpenEntry>,
+    /// Open documents whose symbols changed since the table last saw them.
+    dirty: HashSet<Uri>,
+    cold_done: bool,
+    last_stats: Option<Arc<CrawlStats>>,
+    disk: std::sync::mpsc::Sender<watch::DiskWork>,
+}
+
+/// Counts handled events, for tests that need to know the actor caught up.
+pub static EVENTS_HANDLED: AtomicUsize = AtomicUsize::new(0);
+
+impl Actor {
+    fn run(
+        mut self,
+        mut docs: mpsc::UnboundedReceiver<DocEvent>,
+        mut requests: mpsc::UnboundedReceiver<Request>,
+    ) {
+        let rt = match tokio::runtime::Builder::new_current_thread().build() {
+            Ok(rt) => rt,
+            Err(e) => {
+                tracing::error!(error = %e, "index actor cannot start its event loop");
+                return;
+            }
+        };
+        rt.block_on(async move {
+            let mut docs_open = true;
+            loop {
+                tokio::select! {
+                    biased;
+                    ev = docs.recv(), if docs_open => match ev {
+                        Some(ev) => self.on_doc(ev),
+                        None => docs_open = false,
+                    },
+                    req = requests.recv() => match req {
+                        Some(req) => {
+                            // Every edit the client sent before this request is applied first.
+                            while let Ok(ev) = docs.try_recv() {
+                                self.on_doc(ev);
+                            }
+                            self.on_request(req);
+                        }
+                        None => break,
+                    },
+                }
+                EVENTS_HANDLED.fetch_add(1, Ordering::Relaxed);
+            }
+        });
+    }
+
+    fn key_for(&self, path: &Path) -> String {
+        crawl::relative(&self.root, path).unwrap_or_else(|| path.display().to_string())
+    }
+
+    fn path_for(&self, key: &str) -> PathBuf {
+        let p = Path::new(key);
+        if p.is_absolute() {
+            p.to_path_buf()
+        } else {
+            self.root.join(key)
+        }
+    }
+
+    fn on_doc(&mut self, ev: DocEvent) {
+        match ev {
+            DocEvent::Opened {
+                uri,
+                version,
+                language_id,
+                text,
+            } => {
+                let Some(path) = uri_to_path(&uri) else {
+                    return;
+                };
+                let Some(lang) = Lang::for_document(&language_id, &path) else {
+                    return;
+                };
+                let key = self.key_for(&path);
+                if let Some(doc) = OpenDoc::open(lang, version, text) {
+                    self.open.insert(uri.clone(), OpenEntry { key, doc });
+                    self.dirty.insert(uri);
+                }
+            }
+            DocEvent::Changed {
+                uri,
+                version,
+                edits,
+                text,
+            } => {
+                if let Some(entry) = self.open.get_mut(&uri) {
+                    entry.doc.apply(version, &edits, text);
+                    self.dirty.insert(uri);
+                }
+            }
+            DocEvent::Saved { uri } => {
+                if let Some(path) = uri_to_path(&uri) {
+                    let _ = self.disk.send(watch::DiskWork::Paths(vec![path]));
+                }
+            }
+            DocEvent::Closed { uri } => {
+                self.dirty.remove(&uri);
+                if let Some(entry) = self.open.remove(&uri) {
+                    // The buffer's unsaved state leaves with it: back to what is on disk.
+                    let path = self.path_for(&entry.key);
+                    self.reload_from_disk(&entry.key, entry.doc.lang, &path);
+                }
+            }
+        }
+    }
+
+    fn reload_from_disk(&mut self, key: &str, lang: Lang, path: &Path) {
+        match std::fs::read(path) {
+            Ok(bytes) => match parse_and_extract(lang, &bytes) {
+                Some(syms) => {
+                    self.table
+                        .upsert(key.to_string(), lang, bytes.is_ascii(), Arc::new(syms))
+                }
+                None => self.table.remove(key),
+            },
+            Err(_) => self.table.remove(key),
+        }
+    }
+
+    fn is_open_key(&self, key: &str) -> bool {
+        self.open.values().any(|e| e.key == key)
+    }
+
+    /// Pushes open documents' current symbols into the table (lazily: queries are rarer
+    /// than keystrokes).
+    fn sync_dirty(&mut self) {
+        for uri in std::mem::take(&mut self.dirty) {
+            if let Some(e) = self.open.get(&uri) {
+                self.table.upsert(
+                    e.key.clone(),
+                    e.doc.lang,
+                    e.doc.text().is_ascii(),
+                    Arc::new(e.doc.symbols.clone()),
+                );
+            }
+        }
+    }
+
+    fn on_request(&mut self, req: Request) {
+        match req {
+            Request::Loaded(files) => {
+                for f in files {
+                    let Some(lang) = Lang::by_name(&f.language) else {
+                        continue;
+                    };
+                    if !self.is_open_key(&f.path) {
+                        self.table
+                            .upsert(f.path, lang, f.ascii, Arc::new(f.symbols));
+                    }
+                }
+            }
+            Request::Updates(updates) => {
+                for u in updates {
+                    match u {
+                        FileUpdate::Indexed {
+                            path,
+                            lang,
+                            ascii,
+                            symbols,
+                        } => {
+                            // Unsaved state wins over disk.
+                            if !self.is_open_key(&path) {
+                                self.table.upsert(path, lang, ascii, symbols);
+                            }
+                        }
+                        FileUpdate::Removed { path } => {
+                            if !self.is_open_key(&path) {
+                                self.table.remove(&path);
+                            }
+                        }
+                    }
+                }
+            }
+            Request::ColdDone(stats) => {
+                self.cold_done = true;
+                self.last_stats = Some(stats);
+            }
+            Request::WorkspaceSymbols {
+                query,
+                kind,
+                limit,
+                enc,
+                reply,
+            } => {
+                self.sync_dirty();
+                let hits = self.table.search(&query, kind, limit);
+                let _ = reply.send(self.infos(hits, enc));
+            }
+            Request::Outline { uri, enc, reply } => {
+                let outline = self.open.get(&uri).map(|e| {
+                    let path = self.path_for(&e.key);
+                    let conv = Converter::Rope(&e.doc.rope);
+                    outline(&e.doc.symbols.symbols, &path, &conv, enc)
+                });
+                let _ = reply.send(outline);
+            }
+            Request::Definition {
+                uri,
+                position,
+                enc,
+                reply,
+            } => {
+                self.sync_dirty();
+                let result = self.definition(&uri, position, enc);
+                let _ = reply.send(result);
+            }
+            Request::Status { reply } => {
+                self.sync_dirty();
+                let _ = reply.send(IndexStatus {
+                    files: self.table.file_count(),
+                    symbols: self.table.symbol_count(),
+                    open_documents: self.open.len(),
+                    cold_index_done: self.cold_done,
+                    last_stats: self.last_stats.clone(),
+                });
+            }
+        }
+    }
+
+    fn definition(&self, uri: &Uri, position: Position, enc: PositionEncoding) -> Vec<SymbolInfo> {
+        let Some(entry) = self.open.get(uri) else {
+            return Vec::new();
+        };
+        let byte = crate::documents::position_to_byte(&entry.doc.rope, position, enc);
+        let Some(name) = identifier_at(&entry.doc, byte) else {
+            return Vec::new();
+        };
+        let hits = self.table.definitions(&name, Some(&entry.key), 16);
+        self.infos(hits, enc)
+    }
+
+    fn infos(&self, hits: Vec<SymbolHit>, enc: PositionEncoding) -> Vec<SymbolInfo> {
+        let mut ropes: HashMap<String, Option<Rope>> = HashMap::new();
+        hits.into_iter()
+            .map(|h| {
+                let path = self.path_for(&h.path);
+                let open_rope = self
+                    .open
+                    .values()
+                    .find(|e| e.key == h.path)
+                    .map(|e| &e.doc.rope);
+                let conv = match open_rope {
+                    Some(r) => Converter::Rope(r),
+                    None if h.ascii || enc == PositionEncoding::Utf8 => Converter::Bytes,
+                    None => {
+                        let rope = ropes.entry(h.path.clone()).or_insert_with(|| {
+                            std::fs::read_to_string(&path)
+                                .ok()
+                                .map(|t| Rope::from_str(&t))
+                        });
+                        match rope {
+                            Some(r) => Converter::Owned(r.clone()),
+                            None => Converter::Bytes,
+                        }
+                    }
+                };
+                info(&h.symbol, &path, &conv, enc)
+            })
+            .collect()
+    }
+}
+
+/// The identifier under (or just before) `byte` in an open document.
+fn identifier_at(doc: &OpenDoc, byte: usize) -> Option<String> {
+    let text = doc.text();
+    let is_ident = |b: u8| b.is_ascii_alphanumeric() || b == b'_' || b == b'$' || b >= 0x80;
+    let mut start = byte.min(text.len());
+    if (start == text.len() || !is_ident(text[start])) && start > 0 && is_ident(text[start - 1]) {
+        start -= 1;
+    }
+    if start >= text.len() || !is_ident(text[start]) {
+        return None;
+    }
+    let mut s = start;
+    while s > 0 && is_ident(text[s - 1]) {
+        s -= 1;
+    }
+    let mut e = start;
+    while e < text.len() && is_ident(text[e]) {
+        e += 1;
+    }
+    std::str::from_utf8(&text[s..e]).ok().map(str::to_string)
+}
+
+enum Converter<'a> {
+    Rope(&'a Rope),
+    Owned(Rope),
+    /// Byte columns are the answer (ASCII text, or a UTF-8 client).
+    Bytes,
+}
+
+impl Converter<'_> {
+    fn range(&self, span: &Span, enc: PositionEncoding) -> Range {
+        let pos = |byte: u32, row: u32, col: u32| match self {
+            Converter::Rope(r) => byte_to_position(r, (byte as usize).min(r.len_bytes()), enc),
+            Converter::Owned(r) => byte_to_position(r, (byte as usize).min(r.len_bytes()), enc),
+            Converter::Bytes => Position::new(row, col),
+        };
+        Range::new(
+            pos(span.start_byte, span.start.row, span.start.col),
+            pos(span.end_byte, span.end.row, span.end.col),
+        )
+    }
+}
+
+fn info(s: &Symbol, path: &Path, conv: &Converter<'_>, enc: PositionEncoding) -> SymbolInfo {
+    SymbolInfo {
+        name: s.name.clone(),
+        kind: s.kind,
+        container: s.container.clone(),
+        path: path.to_path_buf(),
+        range: conv.range(&s.range, enc),
+        selection: conv.range(&s.selection, enc),
+        signature: s.signature.clone(),
+        doc: s.doc.clone(),
+        declaration: s.declaration,
+    }
+}
+
+/// Builds the tree from parent indices (parents precede children).
+fn outline(
+    symbols: &[Symbol],
+    path: &Path,
+    conv: &Converter<'_>,
+    enc: PositionEncoding,
+) -> Vec<OutlineNode> {
+    let mut children: Vec<Vec<usize>> = vec![Vec::new(); symbols.len()];
+    let mut roots = Vec::new();
+    for (i, s) in symbols.iter().enumerate() {
+        match s.parent {
+            Some(p) if (p as usize) < i => children[p as usize].push(i),
+            _ => roots.push(i),
+        }
+    }
+    fn build(
+        i: usize,
+        symbols: &[Symbol],
+        children: &[Vec<usize>],
+        path: &Path,
+        conv: &Converter<'_>,
+        enc: PositionEncoding,
+    ) -> OutlineNode {
+        OutlineNode {
+            symbol: info(&symbols[i], path, conv, enc),
+            children: children[i]
+                .iter()
+                .map(|&c| build(c, symbols, children, path, conv, enc))
+                .collect(),
+        }
+    }
+    roots
+        .into_iter()
+        .map(|i| build(i, symbols, &children, path, conv, enc))
+        .collect()
+}

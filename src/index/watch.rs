@@ -1,0 +1,260 @@
+//! The disk side of the index: the cold crawl, then a debounced `notify` watcher for files
+//! the editor has not opened (Helix only reports its own saves). Runs on its own thread
+//! with its own SQLite connection; only finished results go to the actor.
+
+use super::crawl::{self, FileUpdate};
+use super::db;
+use super::service::{IndexOptions, IndexProgress, Request};
+use crate::store::Store;
+use ignore::gitignore::{Gitignore, GitignoreBuilder};
+use notify::RecursiveMode;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, mpsc as std_mpsc};
+use std::time::Duration;
+use tokio::sync::mpsc;
+
+/// Debounce window: a burst of writes (a save, a checkout) becomes one batch.
+const DEBOUNCE: Duration = Duration::from_millis(150);
+/// More changed paths than this in one batch (a branch switch) → a full crawl, which
+/// checks size and mtime first and so re-reads only what changed.
+const CRAWL_THRESHOLD: usize = 64;
+
+pub(crate) enum DiskWork {
+    Paths(Vec<PathBuf>),
+    Crawl,
+}
+
+pub(crate) fn start_disk_worker(
+    store: Store,
+    opts: IndexOptions,
+    actor: mpsc::UnboundedSender<Request>,
+    work: std_mpsc::Receiver<DiskWork>,
+    work_tx: std_mpsc::Sender<DiskWork>,
+    progress: mpsc::UnboundedSender<IndexProgress>,
+    shutdown: Arc<AtomicBool>,
+) {
+    let spawned = std::thread::Builder::new()
+        .name("mira-index-disk".into())
+        .spawn(move || {
+            let mut worker = DiskWorker {
+                store,
+                opts,
+                actor,
+                progress,
+                ignore: None,
+                project_id: 0,
+            };
+            worker.run(work, work_tx, shutdown)
+        });
+    if let Err(e) = spawned {
+        tracing::error!(error = %e, "cannot start the index disk thread");
+    }
+}
+
+struct DiskWorker {
+    store: Store,
+    opts: IndexOptions,
+    actor: mpsc::UnboundedSender<Request>,
+    progress: mpsc::UnboundedSender<IndexProgress>,
+    ignore: Option<Gitignore>,
+    project_id: i64,
+}
+
+impl DiskWorker {
+    fn run(
+        &mut self,
+        work: std_mpsc::Receiver<DiskWork>,
+        work_tx: std_mpsc::Sender<DiskWork>,
+        shutdown: Arc<AtomicBool>,
+    ) {
+        let mut conn = match self.store.connect() {
+            Ok(c) => c,
+            Err(e) => {
+                let _ = self.progress.send(IndexProgress::Failed(format!(
+                    "cannot open the index database: {e}"
+                )));
+                return;
+            }
+        };
+        self.project_id =
+            match crate::store::projects::ensure(&conn, &self.opts.root, &self.opts.project_name) {
+                Ok(id) => id,
+                Err(e) => {
+                    let _ = self.progress.send(IndexProgress::Failed(format!(
+                        "cannot record the project in the database: {e}"
+                    )));
+                    return;
+                }
+            };
+        // Warm start: what was indexed before is queryable before anything is re-read.
+        match db::load_project(&conn, self.project_id) {
+            Ok(files) => {
+                let _ = self.actor.send(Request::Loaded(files));
+            }
+            Err(e) => tracing::warn!(error = %e, "cannot load the persisted index; rebuilding"),
+        }
+        self.ignore = Some(root_gitignore(&self.opts.root));
+        self.crawl(&mut conn);
+
+        // Kept alive for as long as this thread runs.
+        let _watcher = if self.opts.watch {
+            start_watcher(&self.opts.root, work_tx)
+        } else {
+            None
+        };
+        while let Ok(job) = work.recv() {
+            if shutdown.load(Ordering::Relaxed) || self.actor.is_closed() {
+                break;
+            }
+            // Coalesce whatever else is already queued.
+            let mut paths = Vec::new();
+            let mut full = false;
+            let mut take = |job: DiskWork| match job {
+                DiskWork::Paths(p) => paths.extend(p),
+                DiskWork::Crawl => full = true,
+            };
+            take(job);
+            while let Ok(more) = work.try_recv() {
+                take(more);
+            }
+            paths.sort();
+            paths.dedup();
+            paths.retain(|p| !self.ignored(p));
+            if full || paths.len() > CRAWL_THRESHOLD || paths.iter().any(|p| p.is_dir()) {
+                self.crawl(&mut conn);
+                continue;
+            }
+            let mut updates = Vec::new();
+            let mut needs_crawl = false;
+            for p in paths {
+                if !p.exists() && super::registry::Lang::for_path(&p).is_none() {
+                    // A directory went away (or was renamed): let the crawl sort it out.
+                    needs_crawl = true;
+                    continue;
+                }
+                match crawl::reindex_path(
+                    &mut conn,
+                    self.project_id,
+                    &self.opts.root,
+                    &p,
+                    &self.opts.crawl,
+                ) {
+                    Ok(Some(u)) => updates.push(u),
+                    Ok(None) => {}
+                    Err(e) => tracing::warn!(path = %p.display(), error = %e, "reindex failed"),
+                }
+            }
+            if !updates.is_empty() {
+                let _ = self.actor.send(Request::Updates(updates));
+            }
+            if needs_crawl {
+                self.crawl(&mut conn);
+            }
+        }
+    }
+
+    fn ignored(&self, p: &Path) -> bool {
+        let Ok(rel) = p.strip_prefix(&self.opts.root) else {
+            return true;
+        };
+        if rel
+            .components()
+            .any(|c| c.as_os_str().to_string_lossy().starts_with('.'))
+        {
+            return true;
+        }
+        self.ignore
+            .as_ref()
+            .is_some_and(|g| g.matched_path_or_any_parents(rel, p.is_dir()).is_ignore())
+    }
+
+    fn crawl(&mut self, conn: &mut rusqlite::Connection) {
+        let _ = self.progress.send(IndexProgress::Started);
+        let pending: Mutex<Vec<FileUpdate>> = Mutex::new(Vec::new());
+        let flush = |force: bool| {
+            let mut p = pending.lock().unwrap_or_else(|e| e.into_inner());
+            if force || p.len() >= 256 {
+                let batch = std::mem::take(&mut *p);
+                if !batch.is_empty() {
+                    let _ = self.actor.send(Request::Updates(batch));
+                }
+            }
+        };
+        let result = crawl::crawl(
+            conn,
+            self.project_id,
+            &self.opts.root,
+            &self.opts.crawl,
+            &|p| {
+                flush(true);
+                let _ = self.progress.send(IndexProgress::Crawling(p));
+            },
+            &|u| {
+                pending.lock().unwrap_or_else(|e| e.into_inner()).push(u);
+            },
+        );
+        flush(true);
+        match result {
+            Ok(stats) => {
+                let stats = Arc::new(stats);
+                let _ = self.actor.send(Request::ColdDone(stats.clone()));
+                let _ = self.progress.send(IndexProgress::Finished(stats));
+            }
+            Err(e) => {
+                let _ = self
+                    .progress
+                    .send(IndexProgress::Failed(format!("indexing failed: {e}")));
+            }
+        }
+    }
+}
+
+fn root_gitignore(root: &Path) -> Gitignore {
+    let mut b = GitignoreBuilder::new(root);
+    let _ = b.add(root.join(".gitignore"));
+    let _ = b.add(root.join(".ignore"));
+    b.build().unwrap_or_else(|_| Gitignore::empty())
+}
+
+type Debouncer = notify_debouncer_full::Debouncer<
+    notify::RecommendedWatcher,
+    notify_debouncer_full::RecommendedCache,
+>;
+
+fn start_watcher(root: &Path, work: std_mpsc::Sender<DiskWork>) -> Option<Debouncer> {
+    let handler = move |res: notify_debouncer_full::DebounceEventResult| match res {
+        Ok(events) => {
+            let paths: Vec<PathBuf> = events
+                .into_iter()
+                .filter(|e| !e.kind.is_access())
+                .flat_map(|e| e.event.paths)
+                .collect();
+            if !paths.is_empty() {
+                let _ = work.send(DiskWork::Paths(paths));
+            }
+        }
+        Err(errors) => {
+            for e in errors {
+                tracing::warn!(error = %e, "file watcher error; re-crawling to stay consistent");
+            }
+            let _ = work.send(DiskWork::Crawl);
+        }
+    };
+    let mut debouncer = match notify_debouncer_full::new_debouncer(DEBOUNCE, None, handler) {
+        Ok(d) => d,
+        Err(e) => {
+            tracing::warn!(error = %e, "cannot watch files; unopened files update on `mira.reindex`");
+            return None;
+        }
+    };
+    if let Err(e) = debouncer.watch(root, RecursiveMode::Recursive) {
+        tracing::warn!(
+            error = %e,
+            "cannot watch {} (raise fs.inotify.max_user_watches?); unopened files update on `mira.reindex`",
+            root.display()
+        );
+        return None;
+    }
+    Some(debouncer)
+}

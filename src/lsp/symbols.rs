@@ -1,0 +1,319 @@
+//! Symbol requests (documentSymbol, workspace/symbol, definition, hover) and index
+//! progress. Conversions only: the index answers, this file speaks LSP.
+
+use super::state::ServerState;
+use crate::documents::path_to_uri;
+use crate::index::crawl::CrawlOptions;
+use crate::index::{IndexHandle, IndexOptions, IndexProgress, OutlineNode, SymbolInfo};
+use std::sync::{Arc, Mutex, OnceLock};
+use tokio::sync::mpsc;
+use tower_lsp_server::jsonrpc::{Error, Result};
+use tower_lsp_server::ls_types::notification::Progress;
+use tower_lsp_server::ls_types::request::WorkDoneProgressCreate;
+use tower_lsp_server::ls_types::*;
+
+/// The index's place in the server state.
+#[derive(Default)]
+pub struct IndexSlot {
+    handle: OnceLock<IndexHandle>,
+    progress: Mutex<Option<mpsc::UnboundedReceiver<IndexProgress>>>,
+}
+
+impl IndexSlot {
+    pub fn handle(&self) -> Option<&IndexHandle> {
+        self.handle.get()
+    }
+}
+
+/// Called from `initialize`, after the session is set: subscribes to document events
+/// synchronously (so no didOpen is missed) and starts the index threads. Returns at once;
+/// the cold index runs in the background.
+pub fn start_index(state: &ServerState) {
+    let Some(session) = state.session() else {
+        return;
+    };
+    let Ok(store) = &session.store else {
+        return;
+    };
+    let cfg = state.config().config.index.clone();
+    let (doc_tx, doc_rx) = mpsc::unbounded_channel();
+    state.subscribe_documents(doc_tx);
+    let (progress_tx, progress_rx) = mpsc::unbounded_channel();
+    let handle = crate::index::service::start(
+        store.clone(),
+        IndexOptions {
+            root: session.project.root.clone(),
+            project_name: session.project.name.clone(),
+            crawl: CrawlOptions::from_config(&cfg),
+            watch: cfg.watch,
+        },
+        doc_rx,
+        progress_tx,
+    );
+    let _ = state.index.handle.set(handle);
+    *state
+        .index
+        .progress
+        .lock()
+        .unwrap_or_else(|e| e.into_inner()) = Some(progress_rx);
+}
+
+/// Called from `initialized`: from now on the client accepts server requests, so index
+/// progress can be shown with `$/progress`.
+pub fn report_progress(state: &Arc<ServerState>) {
+    let rx = state
+        .index
+        .progress
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .take();
+    let Some(mut rx) = rx else {
+        return;
+    };
+    let supported = state
+        .session()
+        .and_then(|s| s.capabilities.window.as_ref())
+        .and_then(|w| w.work_done_progress)
+        .unwrap_or(false);
+    let client = state.client.clone();
+    let state = state.clone();
+    tokio::spawn(async move {
+        let mut round = 0u32;
+        let mut token: Option<NumberOrString> = None;
+        while let Some(p) = rx.recv().await {
+            let value = match p {
+                IndexProgress::Started => {
+                    round += 1;
+                    let t = NumberOrString::String(format!("mira/index/{round}"));
+                    if !supported
+                        || client
+                            .send_request::<WorkDoneProgressCreate>(WorkDoneProgressCreateParams {
+                                token: t.clone(),
+                            })
+                            .await
+                            .is_err()
+                    {
+                        token = None;
+                        continue;
+                    }
+                    token = Some(t);
+                    WorkDoneProgress::Begin(WorkDoneProgressBegin {
+                        title: "Mira: indexing".into(),
+                        cancellable: Some(false),
+                        message: None,
+                        percentage: Some(0),
+                    })
+                }
+                IndexProgress::Crawling(c) => {
+                    let pct = if c.total == 0 {
+                        100
+                    } else {
+                        (c.done * 100 / c.total) as u32
+                    };
+                    WorkDoneProgress::Report(WorkDoneProgressReport {
+                        cancellable: Some(false),
+                        message: Some(format!("{}/{} files", c.done, c.total)),
+                        percentage: Some(pct),
+                    })
+                }
+                IndexProgress::Finished(stats) => WorkDoneProgress::End(WorkDoneProgressEnd {
+                    message: Some(format!(
+                        "{} files, {} symbols, {} skipped in {:.1}s",
+                        stats.files,
+                        stats.symbols,
+                        stats.skipped.len(),
+                        stats.elapsed.as_secs_f64()
+                    )),
+                }),
+                IndexProgress::Failed(msg) => {
+                    state.show(MessageType::ERROR, format!("Mira: {msg}"));
+                    WorkDoneProgress::End(WorkDoneProgressEnd { message: Some(msg) })
+                }
+            };
+            if let Some(t) = &token {
+                client
+                    .send_notification::<Progress>(ProgressParams {
+                        token: t.clone(),
+                        value: ProgressParamsValue::WorkDone(value),
+                    })
+                    .await;
+            }
+        }
+    });
+}
+
+fn index(state: &ServerState) -> Result<&IndexHandle> {
+    state.index.handle().ok_or_else(|| {
+        Error::invalid_request().with_message(
+            "the symbol index is unavailable: the database could not be opened (run `mira doctor`)"
+                .into(),
+        )
+    })
+}
+
+fn gone(e: crate::index::service::IndexGone) -> Error {
+    Error::internal_error().with_message(e.to_string())
+}
+
+trait WithMessage {
+    fn with_message(self, m: String) -> Error;
+}
+
+impl WithMessage for Error {
+    fn with_message(mut self, m: String) -> Error {
+        self.message = m.into();
+        self
+    }
+}
+
+fn to_lsp_kind(k: crate::index::SymbolKind) -> SymbolKind {
+    // The numbers are LSP's own (see SymbolKind::lsp_number); unknown ones cannot occur.
+    serde_json::from_value(serde_json::Value::from(k.lsp_number())).unwrap_or(SymbolKind::FUNCTION)
+}
+
+fn location(info: &SymbolInfo) -> Option<Location> {
+    Some(Location::new(path_to_uri(&info.path)?, info.selection))
+}
+
+#[allow(deprecated)]
+fn flat(nodes: &[OutlineNode], out: &mut Vec<SymbolInformation>) {
+    for n in nodes {
+        if let Some(uri) = path_to_uri(&n.symbol.path) {
+            out.push(SymbolInformation {
+                name: n.symbol.name.clone(),
+                kind: to_lsp_kind(n.symbol.kind),
+                tags: None,
+                deprecated: None,
+                location: Location::new(uri, n.symbol.range),
+                container_name: n.symbol.container.clone(),
+            });
+        }
+        flat(&n.children, out);
+    }
+}
+
+#[allow(deprecated)]
+fn nested(n: &OutlineNode) -> DocumentSymbol {
+    DocumentSymbol {
+        name: n.symbol.name.clone(),
+        detail: (!n.symbol.signature.is_empty()).then(|| n.symbol.signature.clone()),
+        kind: to_lsp_kind(n.symbol.kind),
+        tags: None,
+        deprecated: None,
+        range: n.symbol.range,
+        selection_range: n.symbol.selection,
+        children: (!n.children.is_empty()).then(|| n.children.iter().map(nested).collect()),
+    }
+}
+
+pub async fn document_symbol(
+    state: &ServerState,
+    params: DocumentSymbolParams,
+) -> Result<Option<DocumentSymbolResponse>> {
+    let hierarchical = state
+        .session()
+        .and_then(|s| s.capabilities.text_document.as_ref())
+        .and_then(|t| t.document_symbol.as_ref())
+        .and_then(|d| d.hierarchical_document_symbol_support)
+        .unwrap_or(false);
+    let outline = index(state)?
+        .outline(&params.text_document.uri, state.encoding())
+        .await
+        .map_err(gone)?;
+    let Some(outline) = outline else {
+        return Ok(None);
+    };
+    Ok(Some(if hierarchical {
+        DocumentSymbolResponse::Nested(outline.iter().map(nested).collect())
+    } else {
+        let mut out = Vec::new();
+        flat(&outline, &mut out);
+        DocumentSymbolResponse::Flat(out)
+    }))
+}
+
+#[allow(deprecated)]
+pub async fn workspace_symbol(
+    state: &ServerState,
+    params: WorkspaceSymbolParams,
+) -> Result<Option<WorkspaceSymbolResponse>> {
+    let limit = state.config().config.index.workspace_symbol_limit;
+    let hits = index(state)?
+        .workspace_symbols(&params.query, None, limit, state.encoding())
+        .await
+        .map_err(gone)?;
+    let out = hits
+        .iter()
+        .filter_map(|h| {
+            Some(SymbolInformation {
+                name: h.name.clone(),
+                kind: to_lsp_kind(h.kind),
+                tags: None,
+                deprecated: None,
+                location: location(h)?,
+                // Clients show this next to the name: where it lives, and in which file.
+                container_name: Some(match &h.container {
+                    Some(c) => format!("{c} · {}", file_label(h)),
+                    None => file_label(h),
+                }),
+            })
+        })
+        .collect();
+    Ok(Some(WorkspaceSymbolResponse::Flat(out)))
+}
+
+fn file_label(h: &SymbolInfo) -> String {
+    h.path
+        .file_name()
+        .map(|f| f.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+pub async fn goto_definition(
+    state: &ServerState,
+    params: GotoDefinitionParams,
+) -> Result<Option<GotoDefinitionResponse>> {
+    let p = params.text_document_position_params;
+    let hits = index(state)?
+        .definition(&p.text_document.uri, p.position, state.encoding())
+        .await
+        .map_err(gone)?;
+    let locations: Vec<Location> = hits.iter().filter_map(location).collect();
+    Ok(match locations.len() {
+        0 => None,
+        1 => locations
+            .into_iter()
+            .next()
+            .map(GotoDefinitionResponse::Scalar),
+        _ => Some(GotoDefinitionResponse::Array(locations)),
+    })
+}
+
+pub async fn hover(state: &ServerState, params: HoverParams) -> Result<Option<Hover>> {
+    let p = params.text_document_position_params;
+    let hit = index(state)?
+        .hover(&p.text_document.uri, p.position, state.encoding())
+        .await
+        .map_err(gone)?;
+    let Some(h) = hit else {
+        return Ok(None);
+    };
+    let lang = crate::index::Lang::for_path(&h.path).map_or("", |l| l.name());
+    let mut text = format!("```{lang}\n{}\n```", h.signature);
+    if let Some(doc) = &h.doc {
+        text.push_str("\n\n");
+        text.push_str(doc);
+    }
+    let place = match &h.container {
+        Some(c) => format!("{} {c} · {}", h.kind, file_label(&h)),
+        None => format!("{} · {}", h.kind, file_label(&h)),
+    };
+    text.push_str(&format!("\n\n*{place}*"));
+    Ok(Some(Hover {
+        contents: HoverContents::Markup(MarkupContent {
+            kind: MarkupKind::Markdown,
+            value: text,
+        }),
+        range: None,
+    }))
+}
