@@ -1,6 +1,7 @@
 //! The command line: parse arguments, call the library, print. No business logic here.
 
 mod doctor;
+mod index;
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
@@ -32,6 +33,27 @@ enum Command {
         /// The directory whose project to check (default: the current directory)
         path: Option<PathBuf>,
     },
+    /// Index the project's source files (only what changed since the last run)
+    Index {
+        /// A directory inside the project (default: the current directory)
+        path: Option<PathBuf>,
+    },
+    /// Find symbols by name (fuzzy: exact > prefix > word starts > subsequence)
+    Symbols {
+        query: String,
+        /// Only this kind (function, method, class, struct, interface, enum, constant, …)
+        #[arg(long)]
+        kind: Option<String>,
+        /// Print JSON instead of a table
+        #[arg(long)]
+        json: bool,
+        /// At most this many results
+        #[arg(long, default_value_t = 50)]
+        limit: usize,
+        /// A directory inside the project (default: the current directory)
+        #[arg(long)]
+        path: Option<PathBuf>,
+    },
 }
 
 pub fn run() -> ExitCode {
@@ -46,6 +68,14 @@ pub fn run() -> ExitCode {
     let code = match cli.command {
         Command::Lsp => lsp(),
         Command::Doctor { path } => doctor::run(path),
+        Command::Index { path } => index::index(path),
+        Command::Symbols {
+            query,
+            kind,
+            json,
+            limit,
+            path,
+        } => index::symbols(query, kind, json, limit, path),
     };
     ExitCode::from(code as u8)
 }

@@ -9,6 +9,7 @@ pub mod language;
 pub mod languages;
 pub mod live;
 pub mod model;
+pub mod offline;
 pub mod parse;
 pub mod registry;
 pub mod service;

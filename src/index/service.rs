@@ -43,7 +43,7 @@ pub enum IndexProgress {
 }
 
 /// A symbol with positions in the client's encoding, ready to show.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub struct SymbolInfo {
     pub name: String,
     pub kind: SymbolKind,
@@ -54,6 +54,26 @@ pub struct SymbolInfo {
     pub signature: String,
     pub doc: Option<String>,
     pub declaration: bool,
+}
+
+impl SymbolInfo {
+    /// Positions from the stored points (UTF-8 columns, or any encoding for ASCII files).
+    pub fn from_hit(h: &SymbolHit, root: &Path, enc: PositionEncoding) -> SymbolInfo {
+        let path = if Path::new(&h.path).is_absolute() {
+            PathBuf::from(&h.path)
+        } else {
+            root.join(&h.path)
+        };
+        let conv = if h.ascii || enc == PositionEncoding::Utf8 {
+            Converter::Bytes
+        } else {
+            match std::fs::read_to_string(&path) {
+                Ok(t) => Converter::Owned(Rope::from_str(&t)),
+                Err(_) => Converter::Bytes,
+            }
+        };
+        info(&h.symbol, &path, &conv, enc)
+    }
 }
 
 /// A document outline node.

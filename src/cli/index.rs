@@ -1,0 +1,169 @@
+//! `mira index [PATH]` and `mira symbols QUERY`.
+
+use mira::config::{self, ConfigInputs, Loaded};
+use mira::index::crawl::{CrawlOptions, CrawlProgress, CrawlStats};
+use mira::index::{SymbolKind, offline};
+use mira::project::{self, Project};
+use mira::store::Store;
+use std::io::IsTerminal;
+use std::path::PathBuf;
+
+fn setup(path: Option<PathBuf>) -> Result<(Project, Loaded, Store), i32> {
+    let start = path.unwrap_or_else(|| std::env::current_dir().unwrap_or_else(|_| "/".into()));
+    if !start.exists() {
+        eprintln!("mira: {} does not exist", start.display());
+        return Err(2);
+    }
+    let project = project::detect(&start);
+    let loaded = match config::load(&ConfigInputs::from_process(Some(project.root.clone()))) {
+        Ok(l) => l,
+        Err(e) => {
+            eprintln!(
+                "mira: configuration error: {e}\n(run `mira doctor` to see every value and its source)"
+            );
+            return Err(2);
+        }
+    };
+    let store = match Store::open(&loaded.database_path()) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("mira: {e}");
+            return Err(1);
+        }
+    };
+    Ok((project, loaded, store))
+}
+
+fn crawl(
+    project: &Project,
+    loaded: &Loaded,
+    store: &Store,
+    quiet: bool,
+) -> Result<CrawlStats, i32> {
+    let opts = CrawlOptions::from_config(&loaded.config.index);
+    let bar = (!quiet && std::io::stderr().is_terminal()).then(|| {
+        let b = indicatif::ProgressBar::new(0);
+        b.set_style(
+            indicatif::ProgressStyle::with_template(
+                "{spinner} indexing [{bar:30}] {pos}/{len} files {elapsed}",
+            )
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
+            .progress_chars("=> "),
+        );
+        b
+    });
+    let last_line = std::sync::Mutex::new(std::time::Instant::now());
+    let progress = |p: CrawlProgress| match &bar {
+        Some(b) => {
+            b.set_length(p.total as u64);
+            b.set_position(p.done as u64);
+        }
+        None if !quiet => {
+            // Plain lines when not a terminal, at most one a second.
+            let mut last = last_line.lock().unwrap_or_else(|e| e.into_inner());
+            if p.done == p.total || last.elapsed().as_secs() >= 1 {
+                eprintln!("indexing: {}/{} files", p.done, p.total);
+                *last = std::time::Instant::now();
+            }
+        }
+        None => {}
+    };
+    let result = offline::index_project(store, project, &opts, &progress);
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    result.map_err(|e| {
+        eprintln!("mira: indexing failed: {e}");
+        1
+    })
+}
+
+pub fn index(path: Option<PathBuf>) -> i32 {
+    let (project, loaded, store) = match setup(path) {
+        Ok(x) => x,
+        Err(code) => return code,
+    };
+    let stats = match crawl(&project, &loaded, &store, false) {
+        Ok(s) => s,
+        Err(code) => return code,
+    };
+    println!(
+        "project   {} ({})",
+        project.root.display(),
+        project.detection
+    );
+    println!(
+        "files     {} ({} parsed, {} unchanged, {} removed)",
+        stats.files, stats.parsed, stats.unchanged, stats.removed
+    );
+    println!("lines     {}", stats.lines);
+    println!("symbols   {}", stats.symbols);
+    println!("skipped   {}", stats.skipped.len());
+    for s in &stats.skipped {
+        println!("  {}: {}", s.path, s.reason);
+    }
+    println!("seconds   {:.2}", stats.elapsed.as_secs_f64());
+    0
+}
+
+pub fn symbols(
+    query: String,
+    kind: Option<String>,
+    json: bool,
+    limit: usize,
+    path: Option<PathBuf>,
+) -> i32 {
+    let kind = match kind.map(|k| k.parse::<SymbolKind>()).transpose() {
+        Ok(k) => k,
+        Err(e) => {
+            eprintln!("mira: {e}");
+            return 2;
+        }
+    };
+    let (project, loaded, store) = match setup(path) {
+        Ok(x) => x,
+        Err(code) => return code,
+    };
+    // Incremental: on an indexed project this only stats files.
+    if let Err(code) = crawl(&project, &loaded, &store, true) {
+        return code;
+    }
+    let hits = match offline::search_project(&store, &project, &query, kind, limit) {
+        Ok(h) => h,
+        Err(e) => {
+            eprintln!("mira: {e}");
+            return 1;
+        }
+    };
+    if json {
+        match serde_json::to_string_pretty(&hits) {
+            Ok(s) => println!("{s}"),
+            Err(e) => {
+                eprintln!("mira: {e}");
+                return 1;
+            }
+        }
+        return 0;
+    }
+    if hits.is_empty() {
+        eprintln!("no symbols match `{query}`");
+        return 1;
+    }
+    for h in &hits {
+        let rel = h.path.strip_prefix(&project.root).unwrap_or(&h.path);
+        let name = match &h.container {
+            Some(c) => format!("{c} › {}", h.name),
+            None => h.name.clone(),
+        };
+        println!(
+            "{:<11} {:<40} {}:{}:{}  {}",
+            h.kind.as_str(),
+            name,
+            rel.display(),
+            h.selection.start.line + 1,
+            h.selection.start.character + 1,
+            h.signature
+        );
+    }
+    0
+}
