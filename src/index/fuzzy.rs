@@ -76,10 +76,12 @@ impl Query {
             }
             return Some((Tier::Prefix, shorter * 2 + case_exact));
         }
+        // The linear subsequence test rejects most candidates before the word-start search.
+        let gaps = subsequence(n, q)?;
         if word_starts(n, q) {
             return Some((Tier::WordStarts, shorter));
         }
-        subsequence(n, q).map(|gaps| (Tier::Subsequence, -gaps * 4 + shorter))
+        Some((Tier::Subsequence, -gaps * 4 + shorter))
     }
 }
 

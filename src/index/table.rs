@@ -4,6 +4,7 @@
 use super::fuzzy::{self, Tier};
 use super::model::{FileSymbols, RefKind, Symbol, SymbolKind};
 use super::registry::Lang;
+use rayon::prelude::*;
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -93,20 +94,30 @@ impl SymbolTable {
     /// subsequence; then shorter names, types and functions before variables, then path.
     pub fn search(&self, query: &str, kind: Option<SymbolKind>, limit: usize) -> Vec<SymbolHit> {
         let q = fuzzy::Query::new(query);
-        // (tier, score, kind rank, path, index)
-        let mut found: Vec<(Tier, i32, u8, &str, &FileEntry, usize)> = Vec::new();
-        for (path, e) in &self.files {
-            for (i, (s, &mask)) in e.symbols.symbols.iter().zip(&e.masks).enumerate() {
-                if kind.is_some_and(|k| k != s.kind) {
-                    continue;
+        type Found<'a> = (Tier, i32, u8, &'a str, &'a FileEntry, usize);
+        // Both cores: files are scored in parallel, each worker keeping its own list.
+        let mut found: Vec<Found<'_>> = self
+            .files
+            .par_iter()
+            .fold(Vec::new, |mut acc, (path, e)| {
+                for (i, (s, &mask)) in e.symbols.symbols.iter().zip(&e.masks).enumerate() {
+                    if kind.is_some_and(|k| k != s.kind) {
+                        continue;
+                    }
+                    if let Some((tier, score)) = q.score(&s.name, mask) {
+                        acc.push((tier, score, kind_rank(s.kind), path.as_str(), e, i));
+                    }
                 }
-                if let Some((tier, score)) = q.score(&s.name, mask) {
-                    found.push((tier, score, kind_rank(s.kind), path.as_str(), e, i));
+                acc
+            })
+            .reduce(Vec::new, |mut a, mut b| {
+                if a.len() < b.len() {
+                    std::mem::swap(&mut a, &mut b);
                 }
-            }
-        }
-        let cmp = |a: &(Tier, i32, u8, &str, &FileEntry, usize),
-                   b: &(Tier, i32, u8, &str, &FileEntry, usize)| {
+                a.extend(b);
+                a
+            });
+        let cmp = |a: &Found<'_>, b: &Found<'_>| {
             b.0.cmp(&a.0)
                 .then(b.1.cmp(&a.1))
                 .then(a.2.cmp(&b.2))

@@ -20,6 +20,7 @@ pub async fn execute(
     })?;
     match command {
         Command::Status => status(state).await,
+        Command::Reindex => super::symbols::reindex(state),
         other => {
             let msg = format!(
                 "{} is not available in this build of Mira yet",

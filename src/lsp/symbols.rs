@@ -105,11 +105,7 @@ pub fn report_progress(state: &Arc<ServerState>) {
                     })
                 }
                 IndexProgress::Crawling(c) => {
-                    let pct = if c.total == 0 {
-                        100
-                    } else {
-                        (c.done * 100 / c.total) as u32
-                    };
+                    let pct = (c.done * 100).checked_div(c.total).unwrap_or(100) as u32;
                     WorkDoneProgress::Report(WorkDoneProgressReport {
                         cancellable: Some(false),
                         message: Some(format!("{}/{} files", c.done, c.total)),
@@ -140,6 +136,12 @@ pub fn report_progress(state: &Arc<ServerState>) {
             }
         }
     });
+}
+
+/// `mira.reindex`: re-crawl in the background (progress as for the cold index).
+pub fn reindex(state: &ServerState) -> Result<Option<LSPAny>> {
+    index(state)?.reindex();
+    Ok(Some(serde_json::json!({"started": true})))
 }
 
 fn index(state: &ServerState) -> Result<&IndexHandle> {

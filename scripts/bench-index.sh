@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# Index benchmark against universal-ctags, on corpora fetched from package registries
+# (nothing is vendored). Prints wall/CPU time and their ratio, files/s, MB/s, peak RSS,
+# symbols per language vs ctags, warm restart, edit→symbols p50/p99 on a ~7.5k-line file
+# and workspace/symbol p50/p99 over ≥250k symbols.
+#
+#   scripts/bench-index.sh            # the mixed corpus (crates + PyPI + npm + Debian Go)
+#   CORPUS=small scripts/bench-index.sh   # crates + npm only, for a quick look
+#
+# Needs: curl, pip, npm, apt-get (for `apt-get download`), dpkg-deb, unzip, tar and
+# Debian's `universal-ctags` (apt-get install universal-ctags).
+set -euo pipefail
+
+here="$(cd "$(dirname "$0")/.." && pwd)"
+cache="${MIRA_BENCH_DIR:-$here/target/bench-corpus}"
+corpus="$cache/${CORPUS:-mixed}"
+mkdir -p "$cache/dl" "$corpus"
+
+need() { command -v "$1" >/dev/null || { echo "bench-index: '$1' is missing ($2)" >&2; exit 2; }; }
+need curl "apt-get install curl"
+need ctags "apt-get install universal-ctags"
+ctags --version | grep -q Universal || { echo "bench-index: ctags is not universal-ctags (apt-get install universal-ctags)" >&2; exit 2; }
+
+crate() { # name version: a crate's published sources from crates.io
+  local dir="$corpus/crates/$1-$2"
+  [ -d "$dir" ] && return
+  curl -fsSL "https://static.crates.io/crates/$1/$1-$2.crate" -o "$cache/dl/$1-$2.crate"
+  mkdir -p "$corpus/crates" && tar -xzf "$cache/dl/$1-$2.crate" -C "$corpus/crates"
+}
+
+npm_pkg() { # spec: a package tarball from the npm registry
+  local dir="$corpus/npm/$1"
+  [ -d "$dir" ] && return
+  need npm "apt-get install npm"
+  mkdir -p "$dir" && (cd "$cache/dl" && npm pack --silent "$1@$2" >/dev/null)
+  tar -xzf "$cache/dl/$(echo "$1" | tr -d @ | tr / -)-$2.tgz" -C "$dir"
+}
+
+pypi() { # name version: a wheel from PyPI
+  local dir="$corpus/pypi/$1-$2"
+  [ -d "$dir" ] && return
+  need pip "a Python with pip"; need unzip "apt-get install unzip"
+  pip download --quiet --no-deps --only-binary=:all: -d "$cache/dl" "$1==$2"
+  mkdir -p "$dir" && unzip -q -o "$cache/dl/$1-$2"-*.whl -d "$dir"
+}
+
+debian_go() { # Go's own sources, from Debian
+  local dir="$corpus/debian/golang-src"
+  [ -d "$dir" ] && return
+  need apt-get "Debian"; need dpkg-deb "Debian"
+  (cd "$cache/dl" && apt-get download golang-1.19-src >/dev/null 2>&1)
+  mkdir -p "$dir" && dpkg-deb -x "$cache/dl"/golang-1.19-src_*.deb "$dir"
+}
+
+echo "fetching corpora into $corpus …" >&2
+for c in "tokio 1.54.1" "syn 2.0.119" "regex-automata 0.4.18" "serde 1.0.229" "hyper 1.12.0" "rayon-core 1.13.0"; do
+  crate $c
+done
+npm_pkg rxjs 7.8.1
+if [ "${CORPUS:-mixed}" != small ]; then
+  pypi sympy 1.13.3
+  debian_go
+fi
+
+[ -n "${FETCH_ONLY:-}" ] && { echo "$corpus"; exit 0; }
+cd "$here"
+cargo build --release --example bench_index >&2
+exec "$here/target/release/examples/bench_index" "$corpus" "$@"
