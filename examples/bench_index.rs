@@ -234,7 +234,7 @@ fn main() {
         let parse = u1.cpu - u0.cpu;
         let extract = (u2.cpu - u1.cpu).saturating_sub(parse);
         println!(
-            "\ncpu breakdown: parse {}, walk+extract {} (+{:.0}% over parsing), SQLite and the rest {} ({} references stored)",
+            "\ncpu breakdown: parse {}, walk+extract {} (+{:.0}% over parsing), SQLite and the rest {} ({} references extracted; calls are stored once per caller and callee)",
             ms(parse),
             ms(extract),
             extract.as_secs_f64() / parse.as_secs_f64().max(1e-9) * 100.0,

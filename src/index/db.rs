@@ -161,7 +161,13 @@ pub fn replace_file(
            start_byte, end_byte, start_line, start_col, end_line, end_col)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
     )?;
+    // One row per call-graph edge (caller → callee name, first site); repeated calls from
+    // the same caller add nothing a query uses and cost a third of the cold index.
+    let mut seen = std::collections::HashSet::new();
     for r in &syms.refs {
+        if r.kind == RefKind::Call && !seen.insert((r.caller, r.name.as_str())) {
+            continue;
+        }
         let sp = &r.span;
         ins.execute(params![
             file_id,
