@@ -95,14 +95,14 @@ impl DiskWorker {
             Err(e) => tracing::warn!(error = %e, "cannot load the persisted index; rebuilding"),
         }
         self.ignore = Some(root_gitignore(&self.opts.root));
-        self.crawl(&mut conn);
-
+        // Watch before crawling: a change made while the crawl runs is queued, not lost.
         // Kept alive for as long as this thread runs.
         let _watcher = if self.opts.watch {
             start_watcher(&self.opts.root, work_tx)
         } else {
             None
         };
+        self.crawl(&mut conn);
         while let Ok(job) = work.recv() {
             if shutdown.load(Ordering::Relaxed) || self.actor.is_closed() {
                 break;
