@@ -381,3 +381,65 @@ async fn flat_document_symbols_without_hierarchical_support() {
     );
     assert_eq!(s.shutdown().await, 0);
 }
+
+/// The `end` message of the last finished index progress.
+async fn index_end_message(s: &mut TestServer) -> String {
+    let start = Instant::now();
+    loop {
+        let end = s
+            .notifications()
+            .into_iter()
+            .filter(|n| n["method"] == "$/progress" && n["params"]["value"]["kind"] == "end")
+            .last();
+        if let Some(n) = end {
+            return n["params"]["value"]["message"]
+                .as_str()
+                .unwrap()
+                .to_string();
+        }
+        assert!(start.elapsed() < PATIENCE, "no index progress end");
+        // A round trip lets the test client answer workDoneProgress/create.
+        workspace_names(s, "zzz").await;
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test]
+async fn restart_parses_nothing_then_only_the_changed_file() {
+    let sandbox = Sandbox::new();
+    let p = sandbox.project();
+    for i in 0..20 {
+        std::fs::write(p.join(format!("f{i}.rs")), format!("fn f{i}() {{}}\n")).unwrap();
+    }
+    let mut s = TestServer::binary(&sandbox);
+    init(&mut s, &sandbox, caps()).await;
+    assert!(
+        index_end_message(&mut s)
+            .await
+            .starts_with("20 files (20 parsed)")
+    );
+    assert_eq!(s.shutdown().await, 0);
+
+    // Restart: the persisted index is queryable and nothing is parsed again.
+    let mut s = TestServer::binary(&sandbox);
+    init(&mut s, &sandbox, caps()).await;
+    assert!(
+        index_end_message(&mut s)
+            .await
+            .starts_with("20 files (0 parsed)")
+    );
+    assert_eq!(workspace_names(&mut s, "f17").await, vec!["f17"]);
+    assert_eq!(s.shutdown().await, 0);
+
+    // One file changes while no server runs: exactly that one is parsed.
+    std::fs::write(p.join("f3.rs"), "fn f3() {}\nfn f3_more() {}\n").unwrap();
+    let mut s = TestServer::binary(&sandbox);
+    init(&mut s, &sandbox, caps()).await;
+    assert!(
+        index_end_message(&mut s)
+            .await
+            .starts_with("20 files (1 parsed)")
+    );
+    assert_eq!(workspace_names(&mut s, "f3_more").await, vec!["f3_more"]);
+    assert_eq!(s.shutdown().await, 0);
+}

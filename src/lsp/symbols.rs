@@ -114,8 +114,9 @@ pub fn report_progress(state: &Arc<ServerState>) {
                 }
                 IndexProgress::Finished(stats) => WorkDoneProgress::End(WorkDoneProgressEnd {
                     message: Some(format!(
-                        "{} files, {} symbols, {} skipped in {:.1}s",
+                        "{} files ({} parsed), {} symbols, {} skipped in {:.1}s",
                         stats.files,
+                        stats.parsed,
                         stats.symbols,
                         stats.skipped.len(),
                         stats.elapsed.as_secs_f64()
