@@ -389,8 +389,8 @@ async fn index_end_message(s: &mut TestServer) -> String {
         let end = s
             .notifications()
             .into_iter()
-            .filter(|n| n["method"] == "$/progress" && n["params"]["value"]["kind"] == "end")
-            .last();
+            .rev()
+            .find(|n| n["method"] == "$/progress" && n["params"]["value"]["kind"] == "end");
         if let Some(n) = end {
             return n["params"]["value"]["message"]
                 .as_str()

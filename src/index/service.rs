@@ -278,13 +278,13 @@ impl Actor {
             }
         };
         rt.block_on(async move {
-            let mut docs_open = true;
             loop {
                 tokio::select! {
                     biased;
-                    ev = docs.recv(), if docs_open => match ev {
+                    ev = docs.recv() => match ev {
                         Some(ev) => self.on_doc(ev),
-                        None => docs_open = false,
+                        // The server is gone: stop, which also stops the disk worker.
+                        None => break,
                     },
                     req = requests.recv() => match req {
                         Some(req) => {

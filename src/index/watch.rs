@@ -103,7 +103,17 @@ impl DiskWorker {
             None
         };
         self.crawl(&mut conn);
-        while let Ok(job) = work.recv() {
+        loop {
+            let job = match work.recv_timeout(Duration::from_millis(500)) {
+                Ok(job) => job,
+                Err(std_mpsc::RecvTimeoutError::Timeout) => {
+                    if shutdown.load(Ordering::Relaxed) || self.actor.is_closed() {
+                        break;
+                    }
+                    continue;
+                }
+                Err(std_mpsc::RecvTimeoutError::Disconnected) => break,
+            };
             if shutdown.load(Ordering::Relaxed) || self.actor.is_closed() {
                 break;
             }

@@ -5,7 +5,7 @@ use super::state::ServerState;
 use crate::documents::path_to_uri;
 use crate::index::crawl::CrawlOptions;
 use crate::index::{IndexHandle, IndexOptions, IndexProgress, OutlineNode, SymbolInfo};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Mutex, OnceLock};
 use tokio::sync::mpsc;
 use tower_lsp_server::jsonrpc::{Error, Result};
 use tower_lsp_server::ls_types::notification::Progress;
@@ -60,7 +60,7 @@ pub fn start_index(state: &ServerState) {
 
 /// Called from `initialized`: from now on the client accepts server requests, so index
 /// progress can be shown with `$/progress`.
-pub fn report_progress(state: &Arc<ServerState>) {
+pub fn report_progress(state: &ServerState) {
     let rx = state
         .index
         .progress
@@ -75,8 +75,9 @@ pub fn report_progress(state: &Arc<ServerState>) {
         .and_then(|s| s.capabilities.window.as_ref())
         .and_then(|w| w.work_done_progress)
         .unwrap_or(false);
+    // Holds the client, not the state: the task must not keep the server (and, through its
+    // document channel, the index threads) alive after the session ends.
     let client = state.client.clone();
-    let state = state.clone();
     tokio::spawn(async move {
         let mut round = 0u32;
         let mut token: Option<NumberOrString> = None;
@@ -123,7 +124,9 @@ pub fn report_progress(state: &Arc<ServerState>) {
                     )),
                 }),
                 IndexProgress::Failed(msg) => {
-                    state.show(MessageType::ERROR, format!("Mira: {msg}"));
+                    client
+                        .show_message(MessageType::ERROR, format!("Mira: {msg}"))
+                        .await;
                     WorkDoneProgress::End(WorkDoneProgressEnd { message: Some(msg) })
                 }
             };
