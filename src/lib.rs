@@ -1,2 +1,3 @@
 pub mod documents;
+pub mod memory;
 pub mod store;

@@ -20,7 +20,8 @@ pub fn weighted_rrf(lists: &[(f64, &[i64])], k: f64) -> Vec<(i64, f64)> {
             entry.0 += weight / (k + (i + 1) as f64);
         }
     }
-    let mut out: Vec<(i64, f64, usize)> = scores.into_iter().map(|(id, (s, o))| (id, s, o)).collect();
+    let mut out: Vec<(i64, f64, usize)> =
+        scores.into_iter().map(|(id, (s, o))| (id, s, o)).collect();
     out.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.2.cmp(&b.2)));
     out.into_iter().map(|(id, s, _)| (id, s)).collect()
 }

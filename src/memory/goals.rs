@@ -128,7 +128,10 @@ fn title(s: &str) -> Result<&str, MemoryError> {
     if t.len() > 1024 {
         return Err(MemoryError::Invalid {
             field: "title",
-            message: format!("it is {} bytes; keep titles under 1024 bytes and put detail in the description", t.len()),
+            message: format!(
+                "it is {} bytes; keep titles under 1024 bytes and put detail in the description",
+                t.len()
+            ),
         });
     }
     Ok(t)
@@ -146,7 +149,13 @@ pub fn add_goal(
     tx.execute(
         "INSERT INTO goals (project_id, title, description, priority, created_at, updated_at)
          VALUES (?1, ?2, ?3, ?4, ?5, ?5)",
-        params![scope.project_id(), t, description.trim(), priority.as_str(), now],
+        params![
+            scope.project_id(),
+            t,
+            description.trim(),
+            priority.as_str(),
+            now
+        ],
     )?;
     get_goal(tx, tx.last_insert_rowid())
 }
@@ -299,7 +308,10 @@ pub fn list_goals(
     let goals: Vec<Goal> = stmt
         .query_map(params![project, all], goal_from_row)?
         .collect::<Result<_, _>>()?;
-    goals.into_iter().map(|g| with_milestones(conn, g)).collect()
+    goals
+        .into_iter()
+        .map(|g| with_milestones(conn, g))
+        .collect()
 }
 
 pub fn add_task(

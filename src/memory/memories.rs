@@ -159,7 +159,7 @@ pub fn correct(tx: &Transaction<'_>, old_id: i64, body: &str) -> Result<Memory, 
         params![old_id, new_id, now],
     )?;
     anchors::copy(tx, old_id, new_id)?;
-    Ok(get(tx, new_id)?)
+    get(tx, new_id)
 }
 
 /// Retracts a memory: kept, excluded from recall, restorable.
@@ -182,7 +182,7 @@ pub fn forget(tx: &Transaction<'_>, id: i64) -> Result<Memory, MemoryError> {
         "UPDATE memories SET status = 'retracted', retracted_at = ?2 WHERE id = ?1",
         params![id, now_ms()],
     )?;
-    Ok(get(tx, id)?)
+    get(tx, id)
 }
 
 /// Undoes [`forget`].
@@ -203,7 +203,7 @@ pub fn restore(tx: &Transaction<'_>, id: i64) -> Result<Memory, MemoryError> {
         "UPDATE memories SET status = 'active', retracted_at = NULL WHERE id = ?1",
         params![id],
     )?;
-    Ok(get(tx, id)?)
+    get(tx, id)
 }
 
 /// Counts a use of these memories (the agent calls this when it injects them into a prompt).

@@ -161,9 +161,15 @@ mod tests {
     #[test]
     fn splits_identifiers() {
         assert_eq!(split_identifier("JoinHandle"), ["join", "handle"]);
-        assert_eq!(split_identifier("getHTTPResponse"), ["get", "http", "response"]);
+        assert_eq!(
+            split_identifier("getHTTPResponse"),
+            ["get", "http", "response"]
+        );
         assert_eq!(split_identifier("spawn_blocking"), ["spawn", "blocking"]);
-        assert_eq!(split_identifier("HTTPServer2Go"), ["http", "server", "2", "go"]);
+        assert_eq!(
+            split_identifier("HTTPServer2Go"),
+            ["http", "server", "2", "go"]
+        );
         assert_eq!(split_identifier("plain"), ["plain"]);
         assert_eq!(split_identifier("__init__"), ["init"]);
     }

@@ -221,7 +221,7 @@ pub fn nearest_ids(
     }
     let k = (n * 2).clamp(1, 4096);
     let mut stmt = conn.prepare_cached(&format!(
-        "WITH knn AS (
+        "WITH knn AS MATERIALIZED (
              SELECT memory_id, distance FROM {}
               WHERE embedding MATCH ?1 AND k = ?2 AND project_id IN (0, ?3))
          SELECT knn.memory_id FROM knn JOIN memories m ON m.id = knn.memory_id
