@@ -1,3 +1,4 @@
 pub mod documents;
+pub mod embed;
 pub mod memory;
 pub mod store;
