@@ -1,4 +1,14 @@
+//! Mira: one persistent coding assistant for every editor, as a language server.
+//!
+//! See ARCHITECTURE.md for the map. Floors, top to bottom (a module imports only from
+//! floors below its own): lsp · surface · agent · index, memory · llm, store, embed ·
+//! config · documents, project.
+
+pub mod config;
 pub mod documents;
 pub mod embed;
+pub mod lsp;
 pub mod memory;
+pub mod project;
 pub mod store;
+pub mod surface;

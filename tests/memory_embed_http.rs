@@ -139,7 +139,7 @@ async fn openai_wire_format_order_and_normalisation() {
     let mut cfg = config(Provider::Openai, &format!("{}/v1", server.url));
     cfg.api_key = Some(SecretString::from("sk-test-123"));
     cfg.model = Some("text-embedding-3-small".into());
-    let e = Embedder::from_config(&cfg).unwrap().unwrap();
+    let e = Embedder::from_config(&cfg, None).unwrap().unwrap();
     assert_eq!(e.model_id(), "openai:text-embedding-3-small");
     let v = e.embed(&texts(&["first", "second"])).await.unwrap();
     assert_eq!(v, vec![vec![0.6, 0.8], vec![0.0, 1.0]]);
@@ -171,7 +171,7 @@ async fn openai_batches_and_sends_dimensions_only_when_configured() {
     let mut cfg = config(Provider::Openai, &server.url);
     cfg.batch_size = 2;
     cfg.dimensions = Some(2);
-    let e = Embedder::from_config(&cfg).unwrap().unwrap();
+    let e = Embedder::from_config(&cfg, None).unwrap().unwrap();
     assert_eq!(e.model_id(), "openai:text-embedding-3-small@2");
     let v = e.embed(&texts(&["a", "b", "c"])).await.unwrap();
     assert_eq!(v.len(), 3);
@@ -193,7 +193,7 @@ async fn retries_429_after_retry_after_then_succeeds() {
         openai_ok(&[&[1.0, 0.0]]),
     ])
     .await;
-    let e = Embedder::from_config(&config(Provider::Openai, &server.url))
+    let e = Embedder::from_config(&config(Provider::Openai, &server.url), None)
         .unwrap()
         .unwrap();
     let started = Instant::now();
@@ -216,7 +216,7 @@ async fn retries_500_with_backoff_then_gives_a_clear_error() {
     .await;
     let mut cfg = config(Provider::Openai, &server.url);
     cfg.max_retries = 2;
-    let e = Embedder::from_config(&cfg).unwrap().unwrap();
+    let e = Embedder::from_config(&cfg, None).unwrap().unwrap();
     let err = e.embed(&texts(&["x"])).await.unwrap_err();
     assert!(
         matches!(err, EmbedError::Status { status: 500, .. }),
@@ -236,7 +236,7 @@ async fn retries_500_with_backoff_then_gives_a_clear_error() {
         openai_ok(&[&[0.0, 1.0]]),
     ])
     .await;
-    let e = Embedder::from_config(&config(Provider::Openai, &server.url))
+    let e = Embedder::from_config(&config(Provider::Openai, &server.url), None)
         .unwrap()
         .unwrap();
     assert_eq!(e.embed(&texts(&["x"])).await.unwrap(), vec![vec![0.0, 1.0]]);
@@ -250,7 +250,7 @@ async fn long_retry_after_is_not_waited_out() {
         body: "{}".into(),
     }])
     .await;
-    let e = Embedder::from_config(&config(Provider::Openai, &server.url))
+    let e = Embedder::from_config(&config(Provider::Openai, &server.url), None)
         .unwrap()
         .unwrap();
     let started = Instant::now();
@@ -267,7 +267,7 @@ async fn unauthorized_and_malformed_responses_fail_without_retry() {
         serde_json::json!({"error": {"message": "Incorrect API key provided"}}),
     )])
     .await;
-    let e = Embedder::from_config(&config(Provider::Openai, &server.url))
+    let e = Embedder::from_config(&config(Provider::Openai, &server.url), None)
         .unwrap()
         .unwrap();
     let err = e.embed(&texts(&["x"])).await.unwrap_err();
@@ -279,7 +279,7 @@ async fn unauthorized_and_malformed_responses_fail_without_retry() {
         serde_json::json!({"data": [{"index": 0, "embedding": [1.0]}]}),
     )])
     .await;
-    let e = Embedder::from_config(&config(Provider::Openai, &server.url))
+    let e = Embedder::from_config(&config(Provider::Openai, &server.url), None)
         .unwrap()
         .unwrap();
     let err = e.embed(&texts(&["a", "b"])).await.unwrap_err();
@@ -291,7 +291,7 @@ async fn unauthorized_and_malformed_responses_fail_without_retry() {
         body: "<html>proxy</html>".into(),
     }])
     .await;
-    let e = Embedder::from_config(&config(Provider::Ollama, &server.url))
+    let e = Embedder::from_config(&config(Provider::Ollama, &server.url), None)
         .unwrap()
         .unwrap();
     assert!(matches!(
@@ -311,7 +311,7 @@ async fn ollama_wire_format() {
         }),
     )])
     .await;
-    let e = Embedder::from_config(&config(Provider::Ollama, &server.url))
+    let e = Embedder::from_config(&config(Provider::Ollama, &server.url), None)
         .unwrap()
         .unwrap();
     assert_eq!(e.model_id(), "ollama:nomic-embed-text");
@@ -342,7 +342,7 @@ async fn ollama_429_and_500_are_retried() {
         ok,
     ])
     .await;
-    let e = Embedder::from_config(&config(Provider::Ollama, &server.url))
+    let e = Embedder::from_config(&config(Provider::Ollama, &server.url), None)
         .unwrap()
         .unwrap();
     assert_eq!(e.embed(&texts(&["a"])).await.unwrap(), vec![vec![1.0, 0.0]]);
@@ -358,7 +358,7 @@ async fn unreachable_server_and_bad_config_are_clear() {
     };
     let mut cfg = config(Provider::Ollama, &format!("http://127.0.0.1:{port}"));
     cfg.max_retries = 0;
-    let e = Embedder::from_config(&cfg).unwrap().unwrap();
+    let e = Embedder::from_config(&cfg, None).unwrap().unwrap();
     let err = e.embed(&texts(&["a"])).await.unwrap_err();
     assert!(
         err.to_string()
@@ -366,19 +366,22 @@ async fn unreachable_server_and_bad_config_are_clear() {
         "{err}"
     );
 
-    let err = Embedder::from_config(&config(Provider::Openai, "localhost:1234")).unwrap_err();
+    let err = Embedder::from_config(&config(Provider::Openai, "localhost:1234"), None).unwrap_err();
     assert!(err.to_string().contains("must start with http://"), "{err}");
     assert!(
-        Embedder::from_config(&EmbedderConfig::default())
+        Embedder::from_config(&EmbedderConfig::default(), None)
             .unwrap()
             .is_none()
     );
     #[cfg(not(feature = "local-embeddings"))]
     {
-        let err = Embedder::from_config(&EmbedderConfig {
-            provider: Provider::Local,
-            ..Default::default()
-        })
+        let err = Embedder::from_config(
+            &EmbedderConfig {
+                provider: Provider::Local,
+                ..Default::default()
+            },
+            None,
+        )
         .unwrap_err();
         assert!(
             err.to_string().contains("--features local-embeddings"),

@@ -225,5 +225,14 @@ impl Documents {
     }
 }
 
+/// The one place URIs become paths and back (tower-lsp-server 0.24 changes these APIs).
+pub fn uri_to_path(uri: &Uri) -> Option<std::path::PathBuf> {
+    uri.to_file_path().map(|p| p.into_owned())
+}
+
+pub fn path_to_uri(path: &std::path::Path) -> Option<Uri> {
+    Uri::from_file_path(path)
+}
+
 #[cfg(test)]
 mod tests;

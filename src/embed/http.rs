@@ -31,7 +31,10 @@ pub struct HttpEmbedder {
 }
 
 impl HttpEmbedder {
-    pub fn new(cfg: &EmbedderConfig) -> Result<HttpEmbedder, EmbedError> {
+    pub fn new(
+        cfg: &EmbedderConfig,
+        openai_key: Option<&SecretString>,
+    ) -> Result<HttpEmbedder, EmbedError> {
         let (wire, default_base, default_model, path) = match cfg.provider {
             Provider::Openai => (
                 Wire::OpenAi,
@@ -61,13 +64,10 @@ impl HttpEmbedder {
                 "base_url `{base}` must start with http:// or https://"
             )));
         }
-        let api_key = cfg.api_key.clone().or_else(|| {
-            (wire == Wire::OpenAi)
-                .then(|| std::env::var("OPENAI_API_KEY").ok())
-                .flatten()
-                .filter(|k| !k.is_empty())
-                .map(SecretString::from)
-        });
+        let api_key = cfg
+            .api_key
+            .clone()
+            .or_else(|| openai_key.filter(|_| wire == Wire::OpenAi).cloned());
         // reqwest is built without a bundled crypto provider; ring is the one we link
         let _ = rustls::crypto::ring::default_provider().install_default();
         let client = reqwest::Client::builder()

@@ -10,67 +10,15 @@ mod local;
 #[cfg(feature = "local-embeddings")]
 mod wordpiece;
 
-use std::path::PathBuf;
 use std::time::Duration;
 
 use secrecy::SecretString;
 
+pub use crate::config::{EmbedderConfig, EmbedderKind as Provider};
+
 pub use http::HttpEmbedder;
 #[cfg(feature = "local-embeddings")]
 pub use local::LocalEmbedder;
-
-/// Which embedder to use.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Deserialize, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Provider {
-    #[default]
-    None,
-    /// OpenAI or any server speaking its `/v1/embeddings` wire format.
-    Openai,
-    Ollama,
-    /// all-MiniLM-L6-v2 on candle; needs the `local-embeddings` feature and `model_dir`.
-    Local,
-}
-
-/// `[memory.embedder]` in the config.
-#[derive(Debug, Clone, serde::Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct EmbedderConfig {
-    pub provider: Provider,
-    /// Model name sent to the server (defaults: `text-embedding-3-small`, `nomic-embed-text`).
-    pub model: Option<String>,
-    /// `https://api.openai.com/v1` / `http://127.0.0.1:11434` unless set.
-    pub base_url: Option<String>,
-    /// For `openai`: falls back to `$OPENAI_API_KEY`. Optional for local OpenAI-compatible servers.
-    #[serde(skip_serializing)]
-    pub api_key: Option<SecretString>,
-    /// Ask the server for shorter vectors (only models that support it).
-    pub dimensions: Option<u32>,
-    /// For `local`: the directory holding `model.safetensors`, `config.json` and `vocab.txt`.
-    pub model_dir: Option<PathBuf>,
-    /// Texts per request.
-    pub batch_size: usize,
-    /// Per request.
-    pub timeout_secs: u64,
-    /// Retries after 429 / 5xx / connection errors.
-    pub max_retries: u32,
-}
-
-impl Default for EmbedderConfig {
-    fn default() -> Self {
-        EmbedderConfig {
-            provider: Provider::None,
-            model: None,
-            base_url: None,
-            api_key: None,
-            dimensions: None,
-            model_dir: None,
-            batch_size: 64,
-            timeout_secs: 30,
-            max_retries: 3,
-        }
-    }
-}
 
 #[derive(Debug, thiserror::Error)]
 pub enum EmbedError {
@@ -129,12 +77,16 @@ impl std::fmt::Debug for Embedder {
 }
 
 impl Embedder {
-    /// `Ok(None)` for provider `none`.
-    pub fn from_config(cfg: &EmbedderConfig) -> Result<Option<Embedder>, EmbedError> {
+    /// `Ok(None)` for provider `none`. `openai_key` is the `OPENAI_API_KEY` the config layer
+    /// read, used when `memory.embedder.api_key` is unset.
+    pub fn from_config(
+        cfg: &EmbedderConfig,
+        openai_key: Option<&SecretString>,
+    ) -> Result<Option<Embedder>, EmbedError> {
         match cfg.provider {
             Provider::None => Ok(None),
             Provider::Openai | Provider::Ollama => {
-                Ok(Some(Embedder::Http(HttpEmbedder::new(cfg)?)))
+                Ok(Some(Embedder::Http(HttpEmbedder::new(cfg, openai_key)?)))
             }
             #[cfg(feature = "local-embeddings")]
             Provider::Local => {

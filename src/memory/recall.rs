@@ -4,6 +4,8 @@
 
 use rusqlite::{Connection, params};
 
+pub use crate::config::RecallWeights;
+
 use super::MemoryError;
 use super::fusion::weighted_rrf;
 use super::model::{MEMORY_COLUMNS, Memory};
@@ -12,32 +14,6 @@ use super::vectors::{self, VectorSpace};
 
 /// How many candidates each retriever contributes before fusion.
 pub const CANDIDATES: usize = 50;
-
-/// Fusion weights. Defaults come from the eval harness (`cargo run --release --example
-/// memory_eval`); re-tune them there when the embedder changes.
-#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct RecallWeights {
-    pub bm25: f64,
-    /// Vector weight for natural-language queries.
-    pub vector: f64,
-    /// Vector weight for identifier-looking queries (`JoinHandle`, `parse_config`), where
-    /// exact tokens matter more than meaning.
-    pub vector_identifier: f64,
-    /// The RRF constant k.
-    pub rrf_k: f64,
-}
-
-impl Default for RecallWeights {
-    fn default() -> Self {
-        RecallWeights {
-            bm25: 1.0,
-            vector: 0.5,
-            vector_identifier: 0.25,
-            rrf_k: 60.0,
-        }
-    }
-}
 
 /// A recall request.
 #[derive(Debug, Clone)]
