@@ -1,6 +1,7 @@
 //! The command line: parse arguments, call the library, print. No business logic here.
 
 mod doctor;
+mod memory;
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
@@ -32,6 +33,24 @@ enum Command {
         /// The directory whose project to check (default: the current directory)
         path: Option<PathBuf>,
     },
+    /// Remember a fact, preference, decision or correction (global unless --project)
+    Remember(memory::RememberArgs),
+    /// Search your memories
+    Recall(memory::RecallArgs),
+    /// Forget a memory (kept, never recalled; --restore undoes it)
+    Forget(memory::ForgetArgs),
+    /// List memories (newest first)
+    Memories(memory::MemoriesArgs),
+    /// Goals and their milestones (default: list)
+    Goals {
+        #[command(subcommand)]
+        command: Option<memory::GoalsCommand>,
+    },
+    /// Tasks (default: list open ones)
+    Tasks {
+        #[command(subcommand)]
+        command: Option<memory::TasksCommand>,
+    },
 }
 
 pub fn run() -> ExitCode {
@@ -46,6 +65,12 @@ pub fn run() -> ExitCode {
     let code = match cli.command {
         Command::Lsp => lsp(),
         Command::Doctor { path } => doctor::run(path),
+        Command::Remember(args) => memory::remember(args),
+        Command::Recall(args) => memory::recall(args),
+        Command::Forget(args) => memory::forget(args),
+        Command::Memories(args) => memory::memories(args),
+        Command::Goals { command } => memory::goals(command),
+        Command::Tasks { command } => memory::tasks(command),
     };
     ExitCode::from(code as u8)
 }

@@ -36,4 +36,8 @@ pub enum MemoryError {
     },
     #[error("memory database error: {0}")]
     Sql(#[from] rusqlite::Error),
+    #[error(transparent)]
+    Store(#[from] crate::store::StoreError),
+    #[error("{0}")]
+    Internal(String),
 }

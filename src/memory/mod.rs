@@ -17,6 +17,7 @@ pub mod goals;
 pub mod memories;
 mod model;
 pub mod recall;
+pub mod service;
 pub mod text;
 pub mod vectors;
 
@@ -24,3 +25,4 @@ pub use error::MemoryError;
 pub use memories::{ListFilter, NewMemory, Outcome, Remembered};
 pub use model::{Memory, MemoryKind, Scope, Status};
 pub use recall::{Hit, QueryVector, RecallQuery, RecallWeights};
+pub use service::{MemoryService, ProjectRef, RememberRequest};

@@ -147,6 +147,22 @@ pub fn pending(
         .collect()
 }
 
+/// Up to `limit` active memories, oldest first: the first batch for an embedder whose
+/// table does not exist yet (its dimension is learnt from that batch).
+pub fn first_unembedded(conn: &Connection, limit: usize) -> Result<Vec<Pending>, MemoryError> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT id, body FROM memories WHERE status = 'active' ORDER BY id LIMIT ?1",
+    )?;
+    let rows = stmt.query_map([limit as i64], |r| {
+        Ok(Pending {
+            memory_id: r.get(0)?,
+            body: r.get(1)?,
+            cached: None,
+        })
+    })?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
 /// How many active memories still lack a vector in `space`.
 pub fn pending_count(conn: &Connection, space: &VectorSpace) -> Result<usize, MemoryError> {
     let n: i64 = conn.query_row(
