@@ -144,6 +144,11 @@ impl LocalEmbedder {
         })
     }
 
+    /// The WordPiece ids the model sees for `text` (with `[CLS]`/`[SEP]`, truncated).
+    pub fn token_ids(&self, text: &str) -> Vec<u32> {
+        self.tokenizer.encode(text, MAX_TOKENS)
+    }
+
     pub fn model_id(&self) -> &'static str {
         Self::MODEL_ID
     }
