@@ -3,6 +3,8 @@
 //! workDoneProgress/create, …) like an editor would, and records everything it receives.
 #![allow(dead_code)]
 
+pub mod nvim;
+
 use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
