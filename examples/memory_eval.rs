@@ -281,7 +281,7 @@ fn main() {
 
     // grid: the vector weight for natural-language queries and for identifier queries are
     // tuned separately (identifier queries are scored only by their own weight)
-    let grid = [0.1, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0];
+    let grid = [0.1, 0.25, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0];
     let mut best: Option<(f64, f64, RecallWeights)> = None;
     for k in [10.0, 30.0, 60.0] {
         for &v in &grid {

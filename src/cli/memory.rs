@@ -303,6 +303,10 @@ pub fn remember(args: RememberArgs) -> i32 {
             (Outcome::Created, _) => {
                 println!("Remembered #{} ({}, {})", m.id, m.kind, scope_label(m))
             }
+            (Outcome::Similar, _) => println!(
+                "Already remembered in other words as #{} (seen {} times): {}",
+                m.id, m.seen_count, one_line(&m.body, 80)
+            ),
             (Outcome::Repeated, _) => println!(
                 "Already remembered as #{} (seen {} times)",
                 m.id, m.seen_count

@@ -39,7 +39,14 @@ pub enum Outcome {
     Created,
     /// Same normalised text already active in that scope: its seen_count was bumped.
     Repeated,
+    /// An active memory in that scope is nearly identical (embedding cosine ≥
+    /// [`SIMILAR_COSINE`]) and the new text adds no word to it: its seen_count was bumped.
+    Similar,
 }
+
+/// Embedding similarity above which a new memory may be a rewording of an existing one
+/// (then [`super::text::adds_nothing`] decides: values and extra details are never merged away).
+pub const SIMILAR_COSINE: f32 = 0.9;
 
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct Remembered {
@@ -64,6 +71,17 @@ pub fn validate_body(body: &str) -> Result<&str, MemoryError> {
 
 /// Stores a memory, or bumps the counter of the identical active memory in the same scope.
 pub fn remember(tx: &Transaction<'_>, new: &NewMemory) -> Result<Remembered, MemoryError> {
+    remember_with_vector(tx, new, None)
+}
+
+/// [`remember`] when the new text's embedding is known: also recognises a near-identical
+/// rewording of an active memory in the same scope (see [`Outcome::Similar`]), and stores the
+/// vector right away so the background embedder has nothing left to do.
+pub fn remember_with_vector(
+    tx: &Transaction<'_>,
+    new: &NewMemory,
+    vector: Option<(&super::vectors::VectorSpace, &[f32])>,
+) -> Result<Remembered, MemoryError> {
     let body = validate_body(&new.body)?;
     if !new.anchors.is_empty() && new.scope == Scope::Global {
         return Err(MemoryError::Invalid {
@@ -86,9 +104,33 @@ pub fn remember(tx: &Transaction<'_>, new: &NewMemory) -> Result<Remembered, Mem
             memory: get(tx, existing)?,
         });
     }
+    if let Some((space, v)) = vector {
+        for (candidate, cosine) in super::vectors::nearest_in_scope(tx, space, v, new.scope, 3)? {
+            if cosine < SIMILAR_COSINE {
+                break;
+            }
+            let existing = get(tx, candidate)?;
+            if super::text::adds_nothing(body, &existing.body) {
+                tx.execute(
+                    "UPDATE memories SET seen_count = seen_count + 1, last_seen_at = ?2 WHERE id = ?1",
+                    params![candidate, now],
+                )?;
+                for a in &new.anchors {
+                    anchors::attach(tx, candidate, new.scope, a)?;
+                }
+                return Ok(Remembered {
+                    outcome: Outcome::Similar,
+                    memory: get(tx, candidate)?,
+                });
+            }
+        }
+    }
     let id = insert(tx, body, new.kind, new.scope, &hash, None, now)?;
     for a in &new.anchors {
         anchors::attach(tx, id, new.scope, a)?;
+    }
+    if let Some((space, v)) = vector {
+        super::vectors::store(tx, space, id, body, v)?;
     }
     Ok(Remembered {
         outcome: Outcome::Created,

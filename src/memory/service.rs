@@ -118,6 +118,11 @@ impl MemoryService {
                     .into(),
             });
         }
+        // with an embedder, embed first (no lock held) so the write can spot rewordings
+        let vector = match (&self.inner.embedder, req.corrects) {
+            (Some(_), None) => self.query_vector(&req.text).await,
+            _ => None,
+        };
         let out = self
             .blocking(move |store| {
                 store.write(|tx| {
@@ -130,7 +135,7 @@ impl MemoryService {
                             outcome: memories::Outcome::Created,
                             memory: memories::correct(tx, old, &req.text)?,
                         }),
-                        None => memories::remember(
+                        None => memories::remember_with_vector(
                             tx,
                             &NewMemory {
                                 body: req.text,
@@ -138,6 +143,7 @@ impl MemoryService {
                                 scope,
                                 anchors: req.anchors,
                             },
+                            vector.as_ref().map(|(space, v)| (space, v.as_slice())),
                         ),
                     }
                 })

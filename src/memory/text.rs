@@ -138,6 +138,25 @@ pub fn fts_query(text: &str) -> Option<String> {
     )
 }
 
+/// Content words of `text`: lower-cased, stop words dropped, a plural `s` stripped.
+fn content_words(text: &str) -> std::collections::HashSet<String> {
+    words(text)
+        .map(str::to_lowercase)
+        .filter(|w| !STOP_WORDS.contains(&w.as_str()))
+        .map(|w| match w.strip_suffix('s') {
+            Some(stem) if stem.len() >= 3 && !stem.ends_with('s') => stem.to_string(),
+            _ => w,
+        })
+        .collect()
+}
+
+/// True when `new` says nothing `old` does not already say: every content word (including
+/// every number and identifier) of `new` appears in `old`. The gate for similarity dedup, so
+/// that "port 8080" is never merged into "port 9090" however close their embeddings are.
+pub fn adds_nothing(new: &str, old: &str) -> bool {
+    content_words(new).is_subset(&content_words(old))
+}
+
 /// True when a query looks like an identifier search (camelCase, snake_case, `::`, `.` paths)
 /// rather than a natural-language question. Recall leans on BM25 for these.
 pub fn is_identifier_query(text: &str) -> bool {
@@ -198,6 +217,26 @@ mod tests {
             Some("\"getusername\" OR \"get\" OR \"user\" OR \"name\"")
         );
         assert_eq!(fts_query("the of ?!"), None);
+    }
+
+    #[test]
+    fn adds_nothing_guards_values() {
+        assert!(adds_nothing(
+            "Always use tabs for indentation",
+            "We always use tabs for indentation."
+        ));
+        assert!(adds_nothing(
+            "use tab for indentation",
+            "use tabs for indentation"
+        ));
+        assert!(!adds_nothing(
+            "The staging API runs on port 9090",
+            "The staging API runs on port 8080"
+        ));
+        assert!(!adds_nothing(
+            "use tabs for indentation in Go files",
+            "use tabs for indentation"
+        ));
     }
 
     #[test]

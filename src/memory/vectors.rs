@@ -253,6 +253,40 @@ pub fn nearest_ids(
     Ok(rows.collect::<Result<_, _>>()?)
 }
 
+/// Active memories of exactly `scope` nearest to `query`, with their cosine similarity,
+/// most similar first (for similarity dedup on write).
+pub fn nearest_in_scope(
+    conn: &Connection,
+    space: &VectorSpace,
+    query: &[f32],
+    scope: super::Scope,
+    n: usize,
+) -> Result<Vec<(i64, f32)>, MemoryError> {
+    if query.len() != space.dim {
+        return Ok(Vec::new());
+    }
+    let mut stmt = conn.prepare_cached(&format!(
+        "WITH knn AS MATERIALIZED (
+             SELECT memory_id, distance FROM {}
+              WHERE embedding MATCH ?1 AND k = ?2 AND project_id = ?3)
+         SELECT knn.memory_id, knn.distance FROM knn JOIN memories m ON m.id = knn.memory_id
+          WHERE m.status = 'active'
+          ORDER BY knn.distance, knn.memory_id",
+        space.table()
+    ))?;
+    let project = match scope {
+        super::Scope::Global => 0,
+        super::Scope::Project(p) => p,
+    };
+    let rows = stmt.query_map(
+        params![to_blob(query), (n * 2).clamp(1, 4096) as i64, project],
+        |r| Ok((r.get::<_, i64>(0)?, 1.0 - r.get::<_, f64>(1)? as f32)),
+    )?;
+    let mut out: Vec<(i64, f32)> = rows.collect::<Result<_, _>>()?;
+    out.truncate(n);
+    Ok(out)
+}
+
 /// Little-endian f32 bytes, sqlite-vec's blob format.
 pub fn to_blob(v: &[f32]) -> Vec<u8> {
     v.iter().flat_map(|x| x.to_le_bytes()).collect()

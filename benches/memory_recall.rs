@@ -2,7 +2,7 @@
 //! BM25 alone and hybrid (BM25 + sqlite-vec KNN over 384-d vectors + weighted RRF), p50/p99.
 //! Budget (DESIGN §10): recall p99 ≤ 50 ms.
 //!
-//!   cargo run --release --example memory_bench [-- --memories 10000 --queries 500]
+//!   cargo bench --bench memory_recall [-- --memories 10000 --queries 500]
 //!
 //! The hybrid rows use random unit vectors: KNN cost does not depend on what the vectors
 //! mean. Embedding the query is the embedder's cost and is measured separately when a local
@@ -127,6 +127,8 @@ fn main() {
             "--memories" => n_mem = args.next().unwrap().parse().unwrap(),
             "--queries" => n_q = args.next().unwrap().parse().unwrap(),
             "--model-dir" => model_dir = args.next(),
+            // cargo bench passes --bench to harness-less benchmarks
+            "--bench" => {}
             other => panic!("unknown argument {other}"),
         }
     }
