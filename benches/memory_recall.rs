@@ -96,7 +96,7 @@ const IDENTS: &[&str] = &[
 fn sentence(rng: &mut Lcg) -> String {
     let n = 8 + (rng.next() % 10) as usize;
     let mut s: Vec<&str> = (0..n).map(|_| rng.pick(WORDS)).collect();
-    if rng.next() % 3 == 0 {
+    if rng.next().is_multiple_of(3) {
         s.push(rng.pick(IDENTS));
     }
     format!("{} {}", s.join(" "), rng.next() % 100_000)

@@ -282,7 +282,7 @@ fn main() {
     // grid: the vector weight for natural-language queries and for identifier queries are
     // tuned separately (identifier queries are scored only by their own weight)
     let grid = [0.1, 0.25, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0];
-    let mut best: Option<(f64, f64, RecallWeights)> = None;
+    let mut rows: Vec<(f64, RecallWeights)> = Vec::new();
     for k in [10.0, 30.0, 60.0] {
         for &v in &grid {
             let w = RecallWeights {
@@ -293,13 +293,24 @@ fn main() {
             };
             let r = run(&w);
             print_row(&format!("fusion vec {v:<4} k={k}"), &r);
-            let key = (r.0.ndcg(), r.0.recall5());
-            if best.as_ref().is_none_or(|b| key > (b.0, b.1)) {
-                best = Some((key.0, key.1, w));
-            }
+            rows.push((r.0.ndcg(), w));
         }
     }
-    let (_, _, mut w) = best.unwrap();
+    // Differences under ~0.01 nDCG are noise on a set this size (standard error ≈ 0.025), and
+    // on conversational memory BM25 is known to beat small embedders: among the settings within
+    // TOLERANCE of the best, take the one that leans most on BM25 (smallest vector weight).
+    const TOLERANCE: f64 = 0.01;
+    let top = rows.iter().map(|r| r.0).fold(f64::MIN, f64::max);
+    let (_, mut w) = rows
+        .iter()
+        .filter(|r| r.0 >= top - TOLERANCE)
+        .min_by(|a, b| a.1.vector.total_cmp(&b.1.vector).then(b.0.total_cmp(&a.0)))
+        .copied()
+        .unwrap();
+    println!(
+        "best grid nDCG@10 {top:.3}; within {TOLERANCE} of it, the most BM25-leaning: vector {} k={}",
+        w.vector, w.rrf_k
+    );
     // then the identifier-query weight at the best k, scored on identifier-looking queries only
     let mut best_id = (f64::MIN, w.vector);
     for &vi in &grid {

@@ -172,13 +172,17 @@ pub struct RecallWeights {
     pub rrf_k: f64,
 }
 
+/// Chosen by `examples/memory_eval.rs` with all-MiniLM-L6-v2 on the 240-query set (recall@5
+/// 0.846, nDCG@10 0.809, against BM25 0.667/0.647, vectors 0.833/0.805 and equal-weight RRF
+/// 0.771/0.738): vectors lead natural-language queries, BM25 leads identifier queries, and
+/// a small k lets the top ranks of either list count.
 impl Default for RecallWeights {
     fn default() -> Self {
         RecallWeights {
             bm25: 1.0,
-            vector: 0.5,
-            vector_identifier: 0.25,
-            rrf_k: 60.0,
+            vector: 3.0,
+            vector_identifier: 0.1,
+            rrf_k: 10.0,
         }
     }
 }
