@@ -20,6 +20,9 @@ use super::{Memory, MemoryError, MemoryKind, Scope};
 
 /// A query waits this long for its embedding before recall goes ahead on BM25 alone.
 const QUERY_EMBED_TIMEOUT: Duration = Duration::from_secs(3);
+/// `remember` waits this long for the new text's embedding (for similarity dedup) before
+/// writing without it: a write must answer promptly; the background worker embeds it later.
+const WRITE_EMBED_TIMEOUT: Duration = Duration::from_millis(250);
 /// Memories embedded per round of the background worker.
 const EMBED_BATCH: usize = 64;
 
@@ -120,7 +123,7 @@ impl MemoryService {
         }
         // with an embedder, embed first (no lock held) so the write can spot rewordings
         let vector = match (&self.inner.embedder, req.corrects) {
-            (Some(_), None) => self.query_vector(&req.text).await,
+            (Some(_), None) => self.embed_one(&req.text, WRITE_EMBED_TIMEOUT).await,
             _ => None,
         };
         let out = self
@@ -193,7 +196,7 @@ impl MemoryService {
         limit: usize,
     ) -> Result<Vec<Hit>, MemoryError> {
         let limit = limit.clamp(1, 200);
-        let query_vector = self.query_vector(query).await;
+        let query_vector = self.embed_one(query, QUERY_EMBED_TIMEOUT).await;
         let weights = self.inner.weights;
         let query = query.to_string();
         self.blocking(move |s| {
@@ -213,24 +216,27 @@ impl MemoryService {
         .await
     }
 
-    /// The query's embedding, or `None` (no embedder, no vectors yet, or the embedder failed:
-    /// recall then runs on BM25 alone rather than failing).
-    async fn query_vector(&self, query: &str) -> Option<(VectorSpace, Vec<f32>)> {
+    /// The embedding of `text` in the current vector space, or `None` (no embedder, no vectors
+    /// yet, the embedder failed or was slower than `wait`): callers then go on without it.
+    async fn embed_one(&self, text: &str, wait: Duration) -> Option<(VectorSpace, Vec<f32>)> {
         let embedder = self.inner.embedder.as_ref()?;
         let space = self.space().await.ok().flatten()?;
-        let texts = [query.to_string()];
-        match tokio::time::timeout(QUERY_EMBED_TIMEOUT, embedder.embed(&texts)).await {
+        let texts = [text.to_string()];
+        match tokio::time::timeout(wait, embedder.embed(&texts)).await {
             Ok(Ok(mut v)) if v.len() == 1 && v[0].len() == space.dim => Some((space, v.remove(0))),
             Ok(Ok(_)) => {
-                tracing::warn!(model = %space.model_id, "query embedding has the wrong shape; recall uses full-text search only");
+                tracing::warn!(model = %space.model_id, "embedding has the wrong shape; going on without it");
                 None
             }
             Ok(Err(e)) => {
-                tracing::warn!(error = %e, "query embedding failed; recall uses full-text search only");
+                tracing::warn!(error = %e, "embedding failed; going on without it (recall: full-text search only)");
                 None
             }
             Err(_) => {
-                tracing::warn!("query embedding timed out; recall uses full-text search only");
+                tracing::warn!(
+                    ?wait,
+                    "embedding timed out; going on without it (recall: full-text search only)"
+                );
                 None
             }
         }
