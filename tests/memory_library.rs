@@ -725,3 +725,22 @@ fn goals_milestones_and_tasks() {
     );
     assert_eq!(count(&store, "tasks"), 2);
 }
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(100))]
+    /// Whatever the user types, recall answers (never an FTS5 syntax error) and remember
+    /// either stores it or refuses it cleanly.
+    #[test]
+    fn any_text_is_safe_to_remember_and_recall(text in "\\PC{0,60}", query in "\\PC{0,40}") {
+        let (_d, store) = store();
+        let r = store.write(|tx| memories::remember(tx, &NewMemory::new(text.clone(), MemoryKind::Fact, Scope::Global)));
+        match r {
+            Ok(m) => proptest::prop_assert_eq!(m.memory.body, text.trim()),
+            Err(e) => proptest::prop_assert!(matches!(e, MemoryError::Empty), "{}", e),
+        }
+        store
+            .read(|c| Ok(recall::recall(c, &RecallQuery { text: &query, project: None, limit: 5 }, None, &RecallWeights::default())))
+            .unwrap()
+            .unwrap();
+    }
+}
