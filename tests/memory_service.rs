@@ -279,9 +279,38 @@ async fn switching_embedders_uses_a_new_table_and_keeps_recall_working() {
         })
         .unwrap();
     assert_eq!((embedders, tables), (2, 2));
-    // the cache serves re-embedding of identical text: a third service on toy-a embeds nothing new
+    // forget drops the memory's vectors from both tables; restore re-embeds from the cache
+    let approvals = b.recall("approvals", None, 1).await.unwrap()[0].memory.id;
+    b.forget(approvals).await.unwrap();
+    let rows = |store: &Store| -> i64 {
+        store
+            .read(|c| {
+                c.query_row(
+                    "SELECT count(*) FROM memory_vectors WHERE memory_id = ?1",
+                    [approvals],
+                    |r| r.get(0),
+                )
+            })
+            .unwrap()
+    };
+    assert_eq!(rows(&store), 0);
+    b.restore(approvals).await.unwrap();
+    let before = server.calls.load(Ordering::SeqCst);
+    assert_eq!(b.embed_pending().await.unwrap(), 1);
+    assert_eq!(
+        server.calls.load(Ordering::SeqCst),
+        before,
+        "served from the embedding cache"
+    );
+    assert_eq!(rows(&store), 1);
+
+    // back on toy-a: only the restored memory lacks a toy-a vector, and the cache has it
     let a2 = service(&store, &server.url, "toy-a");
     let before = server.calls.load(Ordering::SeqCst);
-    assert_eq!(a2.embed_pending().await.unwrap(), 0);
-    assert_eq!(server.calls.load(Ordering::SeqCst), before);
+    assert_eq!(a2.embed_pending().await.unwrap(), 1);
+    assert_eq!(
+        server.calls.load(Ordering::SeqCst),
+        before,
+        "no embedder call"
+    );
 }

@@ -359,8 +359,12 @@ pub fn recall(args: RecallArgs) -> i32 {
         } else {
             ""
         };
+        let corrects = m
+            .supersedes
+            .map(|n| format!(" (corrects #{n})"))
+            .unwrap_or_default();
         println!(
-            "#{:<5} {:<10} {:<7} {}{stale}",
+            "#{:<5} {:<10} {:<7} {}{corrects}{stale}",
             m.id,
             m.kind.as_str(),
             scope_label(m),

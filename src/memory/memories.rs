@@ -200,6 +200,7 @@ pub fn correct(tx: &Transaction<'_>, old_id: i64, body: &str) -> Result<Memory, 
         "UPDATE memories SET status = 'superseded', superseded_by = ?2, valid_to = ?3 WHERE id = ?1",
         params![old_id, new_id, now],
     )?;
+    super::vectors::remove(tx, old_id)?;
     anchors::copy(tx, old_id, new_id)?;
     get(tx, new_id)
 }
@@ -224,6 +225,7 @@ pub fn forget(tx: &Transaction<'_>, id: i64) -> Result<Memory, MemoryError> {
         "UPDATE memories SET status = 'retracted', retracted_at = ?2 WHERE id = ?1",
         params![id, now_ms()],
     )?;
+    super::vectors::remove(tx, id)?;
     get(tx, id)
 }
 

@@ -220,6 +220,28 @@ pub fn store(
     Ok(())
 }
 
+/// Removes a memory's vectors from every embedder's table (it was retracted or superseded).
+/// The embedding cache keeps them, so a restore re-embeds without calling the embedder.
+pub fn remove(tx: &Transaction<'_>, memory_id: i64) -> Result<(), MemoryError> {
+    let tables: Vec<i64> = {
+        let mut stmt =
+            tx.prepare_cached("SELECT embedder_id FROM memory_vectors WHERE memory_id = ?1")?;
+        stmt.query_map([memory_id], |r| r.get(0))?
+            .collect::<Result<_, _>>()?
+    };
+    for embedder_id in tables {
+        tx.execute(
+            &format!("DELETE FROM memory_vec_{embedder_id} WHERE memory_id = ?1"),
+            [memory_id],
+        )?;
+    }
+    tx.execute(
+        "DELETE FROM memory_vectors WHERE memory_id = ?1",
+        [memory_id],
+    )?;
+    Ok(())
+}
+
 /// Ranked ids of active, in-scope memories nearest to `query` (KNN inside vec0, then the
 /// status filter; inactive rows are few, so over-fetching twice the need is enough).
 pub fn nearest_ids(
