@@ -7,7 +7,9 @@
 pub mod config;
 pub mod documents;
 pub mod index;
+pub mod embed;
 pub mod lsp;
+pub mod memory;
 pub mod project;
 pub mod store;
 pub mod surface;

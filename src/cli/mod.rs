@@ -2,6 +2,7 @@
 
 mod doctor;
 mod index;
+mod memory;
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
@@ -54,6 +55,24 @@ enum Command {
         #[arg(long)]
         path: Option<PathBuf>,
     },
+    /// Remember a fact, preference, decision or correction (global unless --project)
+    Remember(memory::RememberArgs),
+    /// Search your memories
+    Recall(memory::RecallArgs),
+    /// Forget a memory (kept, never recalled; --restore undoes it)
+    Forget(memory::ForgetArgs),
+    /// List memories (newest first)
+    Memories(memory::MemoriesArgs),
+    /// Goals and their milestones (default: list)
+    Goals {
+        #[command(subcommand)]
+        command: Option<memory::GoalsCommand>,
+    },
+    /// Tasks (default: list open ones)
+    Tasks {
+        #[command(subcommand)]
+        command: Option<memory::TasksCommand>,
+    },
 }
 
 pub fn run() -> ExitCode {
@@ -76,6 +95,12 @@ pub fn run() -> ExitCode {
             limit,
             path,
         } => index::symbols(query, kind, json, limit, path),
+        Command::Remember(args) => memory::remember(args),
+        Command::Recall(args) => memory::recall(args),
+        Command::Forget(args) => memory::forget(args),
+        Command::Memories(args) => memory::memories(args),
+        Command::Goals { command } => memory::goals(command),
+        Command::Tasks { command } => memory::tasks(command),
     };
     ExitCode::from(code as u8)
 }

@@ -23,12 +23,20 @@ pub fn report(loaded: &Loaded) -> Vec<ReportLine> {
         flatten(&table, "", loaded, &mut out);
     }
     // Serialisation skips secrets; say whether they are set and where from, never what.
-    if loaded.config.provider.api_key.is_some() {
-        out.push(ReportLine {
-            key: "provider.api_key".into(),
-            value: "<redacted>".into(),
-            source: loaded.source_of("provider.api_key"),
-        });
+    for (key, set) in [
+        ("provider.api_key", loaded.config.provider.api_key.is_some()),
+        (
+            "memory.embedder.api_key",
+            loaded.config.memory.embedder.api_key.is_some(),
+        ),
+    ] {
+        if set {
+            out.push(ReportLine {
+                key: key.into(),
+                value: "<redacted>".into(),
+                source: loaded.source_of(key),
+            });
+        }
     }
     for (var, set) in [
         ("OPENAI_API_KEY", loaded.keys.openai.is_some()),

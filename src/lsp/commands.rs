@@ -21,6 +21,9 @@ pub async fn execute(
     match command {
         Command::Status => status(state).await,
         Command::Reindex => super::symbols::reindex(state),
+        Command::Remember(args) => super::memory::remember(state, args).await,
+        Command::Recall(args) => super::memory::recall(state, args).await,
+        Command::Forget(args) => super::memory::forget(state, args).await,
         other => {
             let msg = format!(
                 "{} is not available in this build of Mira yet",

@@ -3,6 +3,7 @@
 
 mod capabilities;
 mod commands;
+mod memory;
 mod server;
 mod state;
 mod symbols;
@@ -34,6 +35,7 @@ const CONCURRENCY: usize = 32;
 pub fn build(options: ServeOptions) -> (LspService<Backend>, ClientSocket) {
     LspService::build(|client| Backend::new(client, options))
         .custom_method("mira/documentState", Backend::document_state)
+        .custom_method("mira/memories", Backend::memories)
         .finish()
 }
 

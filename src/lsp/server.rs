@@ -77,6 +77,16 @@ impl Backend {
     }
 }
 
+impl Backend {
+    /// `mira/memories {query?, limit?}` → `{memories: [...]}`.
+    pub async fn memories(
+        &self,
+        params: super::memory::MemoriesParams,
+    ) -> Result<super::memory::MemoriesResult> {
+        super::memory::memories(&self.state, params).await
+    }
+}
+
 impl LanguageServer for Backend {
     async fn initialize(&self, params: InitializeParams) -> Result<InitializeResult> {
         let encoding = PositionEncoding::negotiate(
@@ -157,6 +167,9 @@ impl LanguageServer for Backend {
             session_row,
         });
         super::symbols::start_index(&self.state);
+        if let Some(warning) = super::memory::start(&self.state) {
+            self.note(MessageType::WARNING, warning);
+        }
         Ok(InitializeResult {
             capabilities: capabilities::server_capabilities(encoding),
             server_info: Some(ServerInfo {

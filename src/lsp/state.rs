@@ -3,6 +3,7 @@
 
 use crate::config::{self, ConfigInputs, Env, Loaded};
 use crate::documents::{DocEvent, Documents, PositionEncoding};
+use crate::memory::MemoryService;
 use crate::project::Project;
 use crate::store::Store;
 use std::path::PathBuf;
@@ -51,6 +52,8 @@ pub struct ServerState {
     doc_subscribers: Mutex<Vec<UnboundedSender<DocEvent>>>,
     shutdown_requested: AtomicBool,
     pub index: super::symbols::IndexSlot,
+    /// Set once the store is open (see `lsp::memory::start`).
+    memory: OnceLock<MemoryService>,
 }
 
 impl ServerState {
@@ -71,6 +74,7 @@ impl ServerState {
             doc_subscribers: Mutex::default(),
             shutdown_requested: AtomicBool::new(false),
             index: Default::default(),
+            memory: OnceLock::new(),
         }
     }
 
@@ -130,6 +134,14 @@ impl ServerState {
             .lock()
             .unwrap_or_else(|e| e.into_inner());
         subs.retain(|tx| tx.send(event.clone()).is_ok());
+    }
+
+    pub fn memory(&self) -> Option<&MemoryService> {
+        self.memory.get()
+    }
+
+    pub(super) fn set_memory(&self, m: MemoryService) {
+        let _ = self.memory.set(m);
     }
 
     pub fn request_shutdown(&self) {

@@ -97,6 +97,9 @@ pub struct RememberArgs {
     pub kind: Option<MemoryKindArg>,
     #[serde(default)]
     pub scope: Option<ScopeArg>,
+    /// The id of the memory this text corrects (it is superseded, never recalled again).
+    #[serde(default)]
+    pub corrects: Option<i64>,
 }
 
 #[derive(Clone, Debug, PartialEq, Deserialize)]
@@ -109,6 +112,9 @@ pub struct RecallArgs {
 #[derive(Clone, Debug, PartialEq, Deserialize)]
 pub struct ForgetArgs {
     pub id: i64,
+    /// Undo an earlier forget.
+    #[serde(default)]
+    pub restore: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Deserialize, Default)]
@@ -195,10 +201,10 @@ fn usage(command: &str) -> &'static str {
         "mira.edit" => "Expected an instruction string or {instruction, uri?, range?}",
         "mira.applyProposal" | "mira.rejectProposal" => "Expected {proposal: <number>}",
         "mira.remember" => {
-            "Expected a text string or {text, kind?: fact|preference|decision|correction, scope?: global|project}"
+            "Expected a text string or {text, kind?: fact|preference|decision|correction, scope?: global|project, corrects?: <id>}"
         }
         "mira.recall" => "Expected a query string or {query, limit?}",
-        "mira.forget" => "Expected {id: <number>} or the id as a string",
+        "mira.forget" => "Expected {id: <number>, restore?: bool} or the id as a string",
         "mira.cancel" => "Expected nothing or {turn}",
         _ => "Expected no arguments",
     }
@@ -327,7 +333,10 @@ mod tests {
         assert!(matches!(c, Command::Ask(AskArgs { position: Some(p), .. }) if p.line == 1));
         assert_eq!(
             parse("mira.forget", vec![json!("#12")]).unwrap(),
-            Command::Forget(ForgetArgs { id: 12 })
+            Command::Forget(ForgetArgs {
+                id: 12,
+                restore: false
+            })
         );
         assert_eq!(
             parse("mira.applyProposal", vec![json!({"proposal": 3})]).unwrap(),

@@ -1,0 +1,347 @@
+//! Writing memories: remember (with dedup), correct (supersession), forget (retraction), restore.
+//! Every function takes a transaction so callers decide the transaction boundary; every check
+//! happens before the first write, so a rejected call writes nothing.
+
+use rusqlite::{OptionalExtension, Transaction, params};
+
+use super::model::{MEMORY_COLUMNS, Memory, MemoryKind, Scope, Status, now_ms};
+use super::text::{identifier_tokens, norm_hash};
+use super::{MemoryError, anchors};
+
+/// A memory holds a fact, not a document: longer text is refused with advice.
+pub const MAX_BODY_BYTES: usize = 16 * 1024;
+
+/// What the caller wants remembered.
+#[derive(Debug, Clone)]
+pub struct NewMemory {
+    pub body: String,
+    pub kind: MemoryKind,
+    pub scope: Scope,
+    /// Code symbols this memory is about; it goes stale when one of them changes.
+    pub anchors: Vec<anchors::Anchor>,
+}
+
+impl NewMemory {
+    pub fn new(body: impl Into<String>, kind: MemoryKind, scope: Scope) -> NewMemory {
+        NewMemory {
+            body: body.into(),
+            kind,
+            scope,
+            anchors: Vec::new(),
+        }
+    }
+}
+
+/// Whether `remember` created a memory or recognised a repeat.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Outcome {
+    Created,
+    /// Same normalised text already active in that scope: its seen_count was bumped.
+    Repeated,
+    /// An active memory in that scope is nearly identical (embedding cosine ≥
+    /// [`SIMILAR_COSINE`]) and the new text adds no word to it: its seen_count was bumped.
+    Similar,
+}
+
+/// Embedding similarity above which a new memory may be a rewording of an existing one
+/// (then [`super::text::adds_nothing`] decides: values and extra details are never merged away).
+pub const SIMILAR_COSINE: f32 = 0.9;
+
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Remembered {
+    pub outcome: Outcome,
+    pub memory: Memory,
+}
+
+/// Validates and cleans memory text. Public so adapters can reject before opening a transaction.
+pub fn validate_body(body: &str) -> Result<&str, MemoryError> {
+    let trimmed = body.trim();
+    if trimmed.is_empty() {
+        return Err(MemoryError::Empty);
+    }
+    if trimmed.len() > MAX_BODY_BYTES {
+        return Err(MemoryError::TooLong {
+            len: trimmed.len(),
+            max: MAX_BODY_BYTES,
+        });
+    }
+    Ok(trimmed)
+}
+
+/// Stores a memory, or bumps the counter of the identical active memory in the same scope.
+pub fn remember(tx: &Transaction<'_>, new: &NewMemory) -> Result<Remembered, MemoryError> {
+    remember_with_vector(tx, new, None)
+}
+
+/// [`remember`] when the new text's embedding is known: also recognises a near-identical
+/// rewording of an active memory in the same scope (see [`Outcome::Similar`]), and stores the
+/// vector right away so the background embedder has nothing left to do.
+pub fn remember_with_vector(
+    tx: &Transaction<'_>,
+    new: &NewMemory,
+    vector: Option<(&super::vectors::VectorSpace, &[f32])>,
+) -> Result<Remembered, MemoryError> {
+    let body = validate_body(&new.body)?;
+    if !new.anchors.is_empty() && new.scope == Scope::Global {
+        return Err(MemoryError::Invalid {
+            field: "anchors",
+            message: "a memory anchored to code must be project-scoped".into(),
+        });
+    }
+    let hash = norm_hash(body);
+    let now = now_ms();
+    if let Some(existing) = active_with_hash(tx, new.scope, &hash)? {
+        tx.execute(
+            "UPDATE memories SET seen_count = seen_count + 1, last_seen_at = ?2 WHERE id = ?1",
+            params![existing, now],
+        )?;
+        for a in &new.anchors {
+            anchors::attach(tx, existing, new.scope, a)?;
+        }
+        return Ok(Remembered {
+            outcome: Outcome::Repeated,
+            memory: get(tx, existing)?,
+        });
+    }
+    if let Some((space, v)) = vector {
+        for (candidate, cosine) in super::vectors::nearest_in_scope(tx, space, v, new.scope, 3)? {
+            if cosine < SIMILAR_COSINE {
+                break;
+            }
+            let existing = get(tx, candidate)?;
+            if super::text::adds_nothing(body, &existing.body) {
+                tx.execute(
+                    "UPDATE memories SET seen_count = seen_count + 1, last_seen_at = ?2 WHERE id = ?1",
+                    params![candidate, now],
+                )?;
+                for a in &new.anchors {
+                    anchors::attach(tx, candidate, new.scope, a)?;
+                }
+                return Ok(Remembered {
+                    outcome: Outcome::Similar,
+                    memory: get(tx, candidate)?,
+                });
+            }
+        }
+    }
+    let id = insert(tx, body, new.kind, new.scope, &hash, None, now)?;
+    for a in &new.anchors {
+        anchors::attach(tx, id, new.scope, a)?;
+    }
+    if let Some((space, v)) = vector {
+        super::vectors::store(tx, space, id, body, v)?;
+    }
+    Ok(Remembered {
+        outcome: Outcome::Created,
+        memory: get(tx, id)?,
+    })
+}
+
+/// Records that `old_id` was wrong and `body` is right. The old memory is kept, marked
+/// superseded, with `valid_to` set; it never surfaces in recall again. The correction inherits
+/// the old memory's scope and anchors.
+pub fn correct(tx: &Transaction<'_>, old_id: i64, body: &str) -> Result<Memory, MemoryError> {
+    let body = validate_body(body)?;
+    let old = get(tx, old_id)?;
+    match old.status {
+        Status::Active => {}
+        Status::Superseded => {
+            return Err(MemoryError::WrongStatus {
+                id: old_id,
+                status: old.status,
+                action: "corrected",
+                hint: old
+                    .superseded_by
+                    .map(|n| format!("; it was already corrected by memory {n}: correct that one"))
+                    .unwrap_or_default(),
+            });
+        }
+        Status::Retracted => {
+            return Err(MemoryError::WrongStatus {
+                id: old_id,
+                status: old.status,
+                action: "corrected",
+                hint: "; restore it first (`mira forget --restore ID`) or remember a new fact"
+                    .into(),
+            });
+        }
+    }
+    let hash = norm_hash(body);
+    if hash == norm_hash(&old.body) {
+        return Err(MemoryError::Invalid {
+            field: "correction",
+            message: format!("it has the same text as memory {old_id}"),
+        });
+    }
+    let now = now_ms();
+    // If the corrected text is already remembered in this scope, that memory becomes the
+    // correction instead of a duplicate.
+    let new_id = match active_with_hash(tx, old.scope, &hash)? {
+        Some(existing) => {
+            tx.execute(
+                "UPDATE memories SET seen_count = seen_count + 1, last_seen_at = ?2,
+                        supersedes = coalesce(supersedes, ?3) WHERE id = ?1",
+                params![existing, now, old_id],
+            )?;
+            existing
+        }
+        None => insert(
+            tx,
+            body,
+            MemoryKind::Correction,
+            old.scope,
+            &hash,
+            Some(old_id),
+            now,
+        )?,
+    };
+    tx.execute(
+        "UPDATE memories SET status = 'superseded', superseded_by = ?2, valid_to = ?3 WHERE id = ?1",
+        params![old_id, new_id, now],
+    )?;
+    super::vectors::remove(tx, old_id)?;
+    anchors::copy(tx, old_id, new_id)?;
+    get(tx, new_id)
+}
+
+/// Retracts a memory: kept, excluded from recall, restorable.
+pub fn forget(tx: &Transaction<'_>, id: i64) -> Result<Memory, MemoryError> {
+    let m = get(tx, id)?;
+    if m.status != Status::Active {
+        let hint = match (m.status, m.superseded_by) {
+            (Status::Superseded, Some(n)) => format!("; it was corrected by memory {n}"),
+            (Status::Retracted, _) => "; it is already forgotten".to_string(),
+            _ => String::new(),
+        };
+        return Err(MemoryError::WrongStatus {
+            id,
+            status: m.status,
+            action: "forgotten",
+            hint,
+        });
+    }
+    tx.execute(
+        "UPDATE memories SET status = 'retracted', retracted_at = ?2 WHERE id = ?1",
+        params![id, now_ms()],
+    )?;
+    super::vectors::remove(tx, id)?;
+    get(tx, id)
+}
+
+/// Undoes [`forget`].
+pub fn restore(tx: &Transaction<'_>, id: i64) -> Result<Memory, MemoryError> {
+    let m = get(tx, id)?;
+    if m.status != Status::Retracted {
+        return Err(MemoryError::WrongStatus {
+            id,
+            status: m.status,
+            action: "restored",
+            hint: "; only forgotten memories can be restored".into(),
+        });
+    }
+    if let Some(existing) = active_with_hash(tx, m.scope, &norm_hash(&m.body))? {
+        return Err(MemoryError::DuplicateActive { id, existing });
+    }
+    tx.execute(
+        "UPDATE memories SET status = 'active', retracted_at = NULL WHERE id = ?1",
+        params![id],
+    )?;
+    get(tx, id)
+}
+
+/// Counts a use of these memories (the agent calls this when it injects them into a prompt).
+pub fn mark_used(tx: &Transaction<'_>, ids: &[i64]) -> Result<(), MemoryError> {
+    let mut stmt =
+        tx.prepare_cached("UPDATE memories SET recall_count = recall_count + 1 WHERE id = ?1")?;
+    for id in ids {
+        stmt.execute([id])?;
+    }
+    Ok(())
+}
+
+/// One memory by id, whatever its status.
+pub fn get(conn: &rusqlite::Connection, id: i64) -> Result<Memory, MemoryError> {
+    conn.query_row(
+        &format!("SELECT {MEMORY_COLUMNS} FROM memories m WHERE m.id = ?1"),
+        [id],
+        Memory::from_row,
+    )
+    .optional()?
+    .ok_or(MemoryError::NotFound(id))
+}
+
+/// What [`list`] returns.
+#[derive(Debug, Clone, Default)]
+pub struct ListFilter {
+    /// Inside a project: its memories plus global ones. `None`: global ones only.
+    pub project: Option<i64>,
+    /// Also list superseded and retracted memories (an audit view).
+    pub include_inactive: bool,
+    pub kind: Option<MemoryKind>,
+    pub limit: usize,
+}
+
+/// Memories visible from `filter.project`, newest first.
+pub fn list(conn: &rusqlite::Connection, filter: &ListFilter) -> Result<Vec<Memory>, MemoryError> {
+    let sql = format!(
+        "SELECT {MEMORY_COLUMNS} FROM memories m
+          WHERE (m.project_id IS NULL OR m.project_id = ?1)
+            AND (?2 OR m.status = 'active')
+            AND (?3 IS NULL OR m.kind = ?3)
+          ORDER BY m.last_seen_at DESC, m.id DESC
+          LIMIT ?4"
+    );
+    let mut stmt = conn.prepare_cached(&sql)?;
+    let limit = i64::try_from(filter.limit).unwrap_or(i64::MAX);
+    let rows = stmt.query_map(
+        params![
+            filter.project,
+            filter.include_inactive,
+            filter.kind.map(MemoryKind::as_str),
+            limit
+        ],
+        Memory::from_row,
+    )?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+fn active_with_hash(
+    conn: &rusqlite::Connection,
+    scope: Scope,
+    hash: &[u8; 32],
+) -> rusqlite::Result<Option<i64>> {
+    conn.query_row(
+        "SELECT id FROM memories
+          WHERE coalesce(project_id, 0) = coalesce(?1, 0) AND norm_hash = ?2 AND status = 'active'",
+        params![scope.project_id(), &hash[..]],
+        |r| r.get(0),
+    )
+    .optional()
+}
+
+fn insert(
+    tx: &Transaction<'_>,
+    body: &str,
+    kind: MemoryKind,
+    scope: Scope,
+    hash: &[u8; 32],
+    supersedes: Option<i64>,
+    now: i64,
+) -> Result<i64, MemoryError> {
+    tx.execute(
+        "INSERT INTO memories (kind, body, idents, project_id, norm_hash, supersedes,
+                               created_at, last_seen_at, valid_from)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7, ?7)",
+        params![
+            kind.as_str(),
+            body,
+            identifier_tokens(body),
+            scope.project_id(),
+            &hash[..],
+            supersedes,
+            now
+        ],
+    )?;
+    Ok(tx.last_insert_rowid())
+}
