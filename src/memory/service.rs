@@ -4,7 +4,7 @@
 //! unavailable (embedder off, down, or still catching up).
 
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
 use crate::embed::{EmbedError, Embedder};
@@ -61,7 +61,9 @@ pub struct MemoryService {
 
 struct Inner {
     store: Store,
-    embedder: Option<Embedder>,
+    /// Settable after construction: a local model loads in the background so startup
+    /// (LSP initialize) never waits for it.
+    embedder: RwLock<Option<Embedder>>,
     weights: RecallWeights,
     /// The embedder's vector table once it exists.
     space: Mutex<Option<VectorSpace>>,
@@ -71,7 +73,7 @@ struct Inner {
 impl std::fmt::Debug for MemoryService {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("MemoryService")
-            .field("embedder", &self.inner.embedder)
+            .field("embedder", &self.embedder())
             .finish()
     }
 }
@@ -81,7 +83,7 @@ impl MemoryService {
         MemoryService {
             inner: Arc::new(Inner {
                 store,
-                embedder,
+                embedder: RwLock::new(embedder),
                 weights,
                 space: Mutex::new(None),
                 wake: tokio::sync::Notify::new(),
@@ -93,8 +95,24 @@ impl MemoryService {
         &self.inner.store
     }
 
-    pub fn embedder(&self) -> Option<&Embedder> {
-        self.inner.embedder.as_ref()
+    pub fn embedder(&self) -> Option<Embedder> {
+        self.inner
+            .embedder
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// Switches embedding on (e.g. once a local model has loaded). Recall uses the new
+    /// embedder's vectors as soon as its table exists; BM25 serves meanwhile.
+    pub fn set_embedder(&self, embedder: Embedder) {
+        *self
+            .inner
+            .embedder
+            .write()
+            .unwrap_or_else(|e| e.into_inner()) = Some(embedder);
+        *self.inner.space.lock().unwrap_or_else(|e| e.into_inner()) = None;
+        self.inner.wake.notify_one();
     }
 
     async fn blocking<T: Send + 'static>(
@@ -122,7 +140,7 @@ impl MemoryService {
             });
         }
         // with an embedder, embed first (no lock held) so the write can spot rewordings
-        let vector = match (&self.inner.embedder, req.corrects) {
+        let vector = match (self.embedder(), req.corrects) {
             (Some(_), None) => self.embed_one(&req.text, WRITE_EMBED_TIMEOUT).await,
             _ => None,
         };
@@ -219,7 +237,7 @@ impl MemoryService {
     /// The embedding of `text` in the current vector space, or `None` (no embedder, no vectors
     /// yet, the embedder failed or was slower than `wait`): callers then go on without it.
     async fn embed_one(&self, text: &str, wait: Duration) -> Option<(VectorSpace, Vec<f32>)> {
-        let embedder = self.inner.embedder.as_ref()?;
+        let embedder = self.embedder()?;
         let space = self.space().await.ok().flatten()?;
         let texts = [text.to_string()];
         match tokio::time::timeout(wait, embedder.embed(&texts)).await {
@@ -252,7 +270,7 @@ impl MemoryService {
         {
             return Ok(Some(s));
         }
-        let Some(embedder) = &self.inner.embedder else {
+        let Some(embedder) = self.embedder() else {
             return Ok(None);
         };
         let model = embedder.model_id();
@@ -269,7 +287,7 @@ impl MemoryService {
     /// Returns how many were embedded. Safe to run from several processes at once (writes are
     /// idempotent).
     pub async fn embed_pending(&self) -> Result<usize, EmbedOrMemoryError> {
-        let Some(embedder) = self.inner.embedder.clone() else {
+        let Some(embedder) = self.embedder() else {
             return Ok(0);
         };
         let mut done = 0;
@@ -332,7 +350,7 @@ impl MemoryService {
     /// Runs [`Self::embed_pending`] now and whenever a memory is written, until the runtime
     /// stops. Transient failures back off and retry; others wait for the next write.
     pub fn spawn_embedding_worker(&self) -> Option<tokio::task::JoinHandle<()>> {
-        self.inner.embedder.as_ref()?;
+        self.embedder()?;
         let this = self.clone();
         Some(tokio::spawn(async move {
             let mut backoff = Duration::from_secs(5);
