@@ -1,1 +1,13 @@
+//! Mira: one persistent coding assistant for every editor, as a language server.
+//!
+//! See ARCHITECTURE.md for the map. Floors, top to bottom (a module imports only from
+//! floors below its own): lsp · surface · agent · index, memory · llm, store, embed ·
+//! config · documents, project.
+
+pub mod config;
+pub mod documents;
 pub mod llm;
+pub mod lsp;
+pub mod project;
+pub mod store;
+pub mod surface;

@@ -1,1 +1,6 @@
-fn main() {}
+mod cli;
+mod logging;
+
+fn main() -> std::process::ExitCode {
+    cli::run()
+}

@@ -1,0 +1,57 @@
+use mira::config::ConfigInputs;
+use mira::surface::doctor::{self, Problem};
+
+pub fn run(path: Option<std::path::PathBuf>) -> i32 {
+    let start = path.unwrap_or_else(|| std::env::current_dir().unwrap_or_else(|_| "/".into()));
+    let d = doctor::run(ConfigInputs::from_process(None), &start);
+
+    println!("Mira {}\n", env!("CARGO_PKG_VERSION"));
+    println!("Project");
+    println!("  root       {}", d.project.root.display());
+    println!("  found by   {}", d.project.detection);
+
+    println!("\nConfiguration (default < user file < project file < environment < editor)");
+    for (file, exists) in &d.files {
+        let state = if *exists { "read" } else { "not present" };
+        println!("  file       {} ({state})", file.display());
+    }
+    let width = d.lines.iter().map(|l| l.key.len()).max().unwrap_or(0);
+    for l in &d.lines {
+        println!("  {:width$} = {:<24} {}", l.key, l.value, l.source);
+    }
+    if let Some(cfg) = &d.config {
+        for key in mira::config::unset_keys(&cfg.config) {
+            println!("  {key:width$}   (unset)");
+        }
+    }
+
+    println!("\nDatabase");
+    match &d.store {
+        Some(s) => {
+            println!("  path       {}", s.path.display());
+            println!(
+                "  schema     {} (this Mira: {})",
+                s.schema_version,
+                doctor::known_schema()
+            );
+            println!("  integrity  {}", s.integrity);
+            println!("  attached   {} other Mira process(es)", s.attached);
+        }
+        None => println!("  unavailable (see problems below)"),
+    }
+
+    println!("\nProvider\n  {}", d.provider);
+
+    if d.problems.is_empty() {
+        println!("\nNo problems found.");
+    } else {
+        eprintln!("\nProblems:");
+        for p in &d.problems {
+            match p {
+                Problem::Config(m) => eprintln!("  config: {m}"),
+                Problem::Runtime(m) => eprintln!("  error: {m}"),
+            }
+        }
+    }
+    d.exit_code()
+}

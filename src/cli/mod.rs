@@ -1,0 +1,71 @@
+//! The command line: parse arguments, call the library, print. No business logic here.
+
+mod doctor;
+
+use clap::{Parser, Subcommand};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(
+    name = "mira",
+    version,
+    about = "One persistent coding assistant for every editor, as a language server",
+    long_about = "Mira is a language server: editors start `mira lsp` and talk to it over stdio.\n\
+                  The other subcommands use the same store (one SQLite file, $MIRA_HOME/mira.db) \
+                  from the terminal.",
+    after_help = "Exit codes: 0 ok, 1 failure, 2 usage or configuration error.\n\
+                  Configuration: ~/.config/mira/config.toml < <project>/.mira/project.toml < \
+                  environment (MIRA_HOME, MIRA_PROVIDER, MIRA_MODEL, MIRA_BASE_URL, MIRA_LOG) < editor settings."
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run the language server on stdin/stdout (this is what editors start)
+    Lsp,
+    /// Check the configuration (with the source of every value), the project, the database
+    Doctor {
+        /// The directory whose project to check (default: the current directory)
+        path: Option<PathBuf>,
+    },
+}
+
+pub fn run() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            // clap prints help/version to stdout with exit 0, usage errors to stderr with 2.
+            let _ = e.print();
+            return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
+        }
+    };
+    let code = match cli.command {
+        Command::Lsp => lsp(),
+        Command::Doctor { path } => doctor::run(path),
+    };
+    ExitCode::from(code as u8)
+}
+
+fn lsp() -> i32 {
+    let options = mira::lsp::ServeOptions::from_process();
+    let _guard = crate::logging::init_lsp(&options.env);
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("mira: cannot start the async runtime: {e}");
+            return 1;
+        }
+    };
+    let outcome = runtime.block_on(mira::lsp::serve_stdio(options));
+    tracing::info!(clean = outcome.clean, "language server stopped");
+    // Background work (watchers, turns) must not keep an editor-less process alive.
+    runtime.shutdown_timeout(std::time::Duration::from_millis(200));
+    outcome.exit_code()
+}

@@ -1,0 +1,169 @@
+//! The typed configuration. Every field has a default, so any layer may set any subset.
+//! A new key is one field here; `mira doctor` and unknown-key detection pick it up.
+
+use secrecy::SecretString;
+use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
+
+#[derive(Clone, Debug, Serialize, Deserialize, Default)]
+#[serde(default)]
+pub struct Config {
+    /// Send Mira's own notifications (mira/delta, mira/turnFinished, …). Richer clients
+    /// (our VS Code extension and Neovim plugin) turn this on in initializationOptions.
+    pub notifications: bool,
+    pub project: ProjectSection,
+    pub store: StoreConfig,
+    pub provider: ProviderConfig,
+    pub index: IndexConfig,
+    pub memory: MemoryConfig,
+    pub agent: AgentConfig,
+    pub edits: EditsConfig,
+    pub log: LogConfig,
+}
+
+/// Settings that only make sense in `.mira/project.toml`.
+#[derive(Clone, Debug, Serialize, Deserialize, Default)]
+#[serde(default)]
+pub struct ProjectSection {
+    /// Shown in the transcript and `mira doctor`; defaults to the root folder's name.
+    pub name: Option<String>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(default)]
+pub struct StoreConfig {
+    /// Where `mira.db`, the transcript and logs live (`MIRA_HOME`).
+    pub home: PathBuf,
+}
+
+impl Default for StoreConfig {
+    fn default() -> Self {
+        StoreConfig {
+            home: super::layers::default_home().unwrap_or_else(|| PathBuf::from(".mira-data")),
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum ProviderKind {
+    /// OpenAI Responses API.
+    Openai,
+    /// Chat Completions: OpenAI, DeepSeek, Ollama, llama.cpp, vLLM, OpenRouter.
+    OpenaiChat,
+    Anthropic,
+}
+
+impl ProviderKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ProviderKind::Openai => "openai",
+            ProviderKind::OpenaiChat => "openai-chat",
+            ProviderKind::Anthropic => "anthropic",
+        }
+    }
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, Default)]
+#[serde(default)]
+pub struct ProviderConfig {
+    pub name: Option<ProviderKind>,
+    pub model: Option<String>,
+    pub base_url: Option<String>,
+    /// Prefer the provider's environment variable; a key here is accepted but never printed.
+    #[serde(skip_serializing)]
+    pub api_key: Option<SecretString>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(default)]
+pub struct IndexConfig {
+    /// Files larger than this are skipped (and reported) by the indexer.
+    pub max_file_bytes: u64,
+    /// Extra gitignore-style globs to leave out of the index.
+    pub exclude: Vec<String>,
+    /// How many results workspace/symbol returns at most.
+    pub workspace_symbol_limit: usize,
+    /// Watch unopened files for changes.
+    pub watch: bool,
+}
+
+impl Default for IndexConfig {
+    fn default() -> Self {
+        IndexConfig {
+            max_file_bytes: 1024 * 1024,
+            exclude: Vec::new(),
+            workspace_symbol_limit: 128,
+            watch: true,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum EmbedderKind {
+    #[default]
+    None,
+    Openai,
+    Ollama,
+    Local,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, Default)]
+#[serde(default)]
+pub struct MemoryConfig {
+    pub embedder: EmbedderKind,
+}
+
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum BashPolicy {
+    /// The bash tool is refused.
+    #[default]
+    Off,
+    /// Each command is confirmed through window/showMessageRequest (refused if the client can't ask).
+    Ask,
+    On,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(default)]
+pub struct AgentConfig {
+    pub bash: BashPolicy,
+    pub max_iterations: u32,
+    pub max_tool_calls: u32,
+    pub cost_cap_usd: f64,
+}
+
+impl Default for AgentConfig {
+    fn default() -> Self {
+        AgentConfig {
+            bash: BashPolicy::Off,
+            max_iterations: 24,
+            max_tool_calls: 64,
+            cost_cap_usd: 1.0,
+        }
+    }
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, Default)]
+#[serde(default)]
+pub struct EditsConfig {
+    /// Store model edits as proposals to apply explicitly, instead of applying them.
+    pub confirm: bool,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(default)]
+pub struct LogConfig {
+    /// tracing filter for Mira's log file (`MIRA_LOG`), e.g. "info" or "mira=debug".
+    pub level: String,
+}
+
+impl Default for LogConfig {
+    fn default() -> Self {
+        LogConfig {
+            level: "info".into(),
+        }
+    }
+}

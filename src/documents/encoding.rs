@@ -1,0 +1,106 @@
+//! LSP positions ↔ rope offsets, in any negotiated position encoding.
+//!
+//! LSP counts `character` in code units of the negotiated encoding and recognises only
+//! `\n`, `\r\n` and `\r` as line breaks (ropey is built with `cr_lines` and without
+//! `unicode_lines` for exactly that reason). A `character` past the end of a line, or in the
+//! middle of a multi-unit character, is clamped — never a panic, never an edit on the
+//! wrong line.
+
+use ropey::{Rope, RopeSlice};
+use tower_lsp_server::ls_types::{Position, PositionEncodingKind};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum PositionEncoding {
+    Utf8,
+    Utf16,
+    Utf32,
+}
+
+impl PositionEncoding {
+    /// UTF-8 when the client offers it (tree-sitter and SQLite speak bytes), else UTF-16
+    /// (mandatory for every client), else UTF-32 if that is all the client lists.
+    pub fn negotiate(offered: Option<&[PositionEncodingKind]>) -> Self {
+        let offered = offered.unwrap_or_default();
+        let has = |k: &PositionEncodingKind| offered.iter().any(|o| o == k);
+        if has(&PositionEncodingKind::UTF8) {
+            PositionEncoding::Utf8
+        } else if offered.is_empty() || has(&PositionEncodingKind::UTF16) {
+            PositionEncoding::Utf16
+        } else if has(&PositionEncodingKind::UTF32) {
+            PositionEncoding::Utf32
+        } else {
+            PositionEncoding::Utf16
+        }
+    }
+
+    pub fn kind(self) -> PositionEncodingKind {
+        match self {
+            PositionEncoding::Utf8 => PositionEncodingKind::UTF8,
+            PositionEncoding::Utf16 => PositionEncodingKind::UTF16,
+            PositionEncoding::Utf32 => PositionEncodingKind::UTF32,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            PositionEncoding::Utf8 => "utf-8",
+            PositionEncoding::Utf16 => "utf-16",
+            PositionEncoding::Utf32 => "utf-32",
+        }
+    }
+}
+
+/// The line without its terminator (`\r\n`, `\n` or `\r`).
+fn line_content(rope: &Rope, line: usize) -> RopeSlice<'_> {
+    let slice = rope.line(line);
+    let len = slice.len_chars();
+    let term = if len >= 2 && slice.char(len - 2) == '\r' && slice.char(len - 1) == '\n' {
+        2
+    } else if len >= 1 && matches!(slice.char(len - 1), '\n' | '\r') {
+        1
+    } else {
+        0
+    };
+    slice.slice(..len - term)
+}
+
+/// Char index for an LSP position. Lines past the end clamp to the end of the text;
+/// characters past the end of a line clamp to just before its terminator.
+pub fn position_to_char(rope: &Rope, pos: Position, enc: PositionEncoding) -> usize {
+    let line = pos.line as usize;
+    if line >= rope.len_lines() {
+        return rope.len_chars();
+    }
+    let content = line_content(rope, line);
+    let units = pos.character as usize;
+    let col = match enc {
+        PositionEncoding::Utf8 => content.byte_to_char(units.min(content.len_bytes())),
+        PositionEncoding::Utf16 => content.utf16_cu_to_char(units.min(content.len_utf16_cu())),
+        PositionEncoding::Utf32 => units.min(content.len_chars()),
+    };
+    rope.line_to_char(line) + col
+}
+
+/// LSP position of a char index (clamped to the end of the text).
+pub fn char_to_position(rope: &Rope, char_idx: usize, enc: PositionEncoding) -> Position {
+    let char_idx = char_idx.min(rope.len_chars());
+    let line = rope.char_to_line(char_idx);
+    let col_chars = char_idx - rope.line_to_char(line);
+    let slice = rope.line(line);
+    let character = match enc {
+        PositionEncoding::Utf8 => slice.char_to_byte(col_chars),
+        PositionEncoding::Utf16 => slice.char_to_utf16_cu(col_chars),
+        PositionEncoding::Utf32 => col_chars,
+    };
+    Position::new(line as u32, character as u32)
+}
+
+pub fn position_to_byte(rope: &Rope, pos: Position, enc: PositionEncoding) -> usize {
+    rope.char_to_byte(position_to_char(rope, pos, enc))
+}
+
+/// LSP position of a byte offset; a byte inside a multi-byte char maps to that char.
+pub fn byte_to_position(rope: &Rope, byte: usize, enc: PositionEncoding) -> Position {
+    let byte = byte.min(rope.len_bytes());
+    char_to_position(rope, rope.byte_to_char(byte), enc)
+}

@@ -1,0 +1,238 @@
+//! Open documents: the client's truth for every file it has opened.
+//!
+//! One [`Document`] owns a rope and its version; [`Document::apply_change`] is the only
+//! function that turns an LSP content change into a text edit, in any position encoding,
+//! and reports the edit in the byte/point form tree-sitter's `InputEdit` wants.
+//! Syntax trees live with the index actor, which receives every edit in order.
+
+mod encoding;
+
+pub use encoding::{
+    PositionEncoding, byte_to_position, char_to_position, position_to_byte, position_to_char,
+};
+
+use ropey::Rope;
+use std::collections::HashMap;
+use tower_lsp_server::ls_types::{Range, TextDocumentContentChangeEvent, Uri};
+
+/// A (row, byte column) pair, as tree-sitter counts points.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct Point {
+    pub row: usize,
+    pub column: usize,
+}
+
+/// One applied edit, in bytes and points of the text before/after it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TextEdit {
+    pub start_byte: usize,
+    pub old_end_byte: usize,
+    pub new_end_byte: usize,
+    pub start_point: Point,
+    pub old_end_point: Point,
+    pub new_end_point: Point,
+}
+
+#[derive(Clone, Debug)]
+pub struct Document {
+    rope: Rope,
+    version: i32,
+    language_id: String,
+}
+
+impl Document {
+    pub fn new(text: &str, version: i32, language_id: impl Into<String>) -> Self {
+        Document {
+            rope: Rope::from_str(text),
+            version,
+            language_id: language_id.into(),
+        }
+    }
+
+    pub fn rope(&self) -> &Rope {
+        &self.rope
+    }
+
+    pub fn text(&self) -> String {
+        self.rope.to_string()
+    }
+
+    pub fn version(&self) -> i32 {
+        self.version
+    }
+
+    pub fn language_id(&self) -> &str {
+        &self.language_id
+    }
+
+    pub fn set_version(&mut self, version: i32) {
+        self.version = version;
+    }
+
+    /// Apply one LSP content change. `range: None` replaces the whole text.
+    /// A reversed range is treated as empty at its start rather than rejected: clients that
+    /// send one (it happens) still mean "insert here".
+    pub fn apply_change(
+        &mut self,
+        range: Option<Range>,
+        text: &str,
+        enc: PositionEncoding,
+    ) -> TextEdit {
+        let (start_char, end_char) = match range {
+            None => (0, self.rope.len_chars()),
+            Some(r) => {
+                let s = position_to_char(&self.rope, r.start, enc);
+                let e = position_to_char(&self.rope, r.end, enc);
+                (s, e.max(s))
+            }
+        };
+        let start_byte = self.rope.char_to_byte(start_char);
+        let old_end_byte = self.rope.char_to_byte(end_char);
+        let start_point = self.point(start_byte);
+        let old_end_point = self.point(old_end_byte);
+        self.rope.remove(start_char..end_char);
+        self.rope.insert(start_char, text);
+        let new_end_byte = start_byte + text.len();
+        TextEdit {
+            start_byte,
+            old_end_byte,
+            new_end_byte,
+            start_point,
+            old_end_point,
+            new_end_point: self.point(new_end_byte),
+        }
+    }
+
+    fn point(&self, byte: usize) -> Point {
+        let row = self.rope.byte_to_line(byte);
+        Point {
+            row,
+            column: byte - self.rope.line_to_byte(row),
+        }
+    }
+}
+
+/// What the rest of Mira learns about open documents, in the order the client sent it.
+/// Rope clones are O(1), so every event carries the full text of its version.
+#[derive(Clone, Debug)]
+pub enum DocEvent {
+    Opened {
+        uri: Uri,
+        version: i32,
+        language_id: String,
+        text: Rope,
+    },
+    Changed {
+        uri: Uri,
+        version: i32,
+        edits: Vec<TextEdit>,
+        text: Rope,
+    },
+    Saved {
+        uri: Uri,
+    },
+    Closed {
+        uri: Uri,
+    },
+}
+
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum DocError {
+    #[error("didChange for {0}, which is not open: the client must send didOpen first")]
+    NotOpen(String),
+}
+
+/// Every open document, keyed by URI.
+#[derive(Default, Debug)]
+pub struct Documents {
+    docs: HashMap<Uri, Document>,
+}
+
+/// What [`Documents::change`] noticed besides applying the edits.
+#[derive(Debug, PartialEq, Eq)]
+pub enum VersionCheck {
+    InOrder,
+    /// The client sent a version not greater than the last one; applied anyway, because the
+    /// client's edits are the truth, but worth a log line.
+    NotIncreasing {
+        previous: i32,
+    },
+}
+
+impl Documents {
+    pub fn open(&mut self, uri: Uri, language_id: String, version: i32, text: &str) -> DocEvent {
+        let doc = Document::new(text, version, language_id.clone());
+        let rope = doc.rope.clone();
+        self.docs.insert(uri.clone(), doc);
+        DocEvent::Opened {
+            uri,
+            version,
+            language_id,
+            text: rope,
+        }
+    }
+
+    pub fn change(
+        &mut self,
+        uri: &Uri,
+        version: i32,
+        changes: &[TextDocumentContentChangeEvent],
+        enc: PositionEncoding,
+    ) -> Result<(DocEvent, VersionCheck), DocError> {
+        let doc = self
+            .docs
+            .get_mut(uri)
+            .ok_or_else(|| DocError::NotOpen(uri.as_str().to_string()))?;
+        let check = if version > doc.version {
+            VersionCheck::InOrder
+        } else {
+            VersionCheck::NotIncreasing {
+                previous: doc.version,
+            }
+        };
+        let edits = changes
+            .iter()
+            .map(|c| doc.apply_change(c.range, &c.text, enc))
+            .collect();
+        doc.version = version;
+        Ok((
+            DocEvent::Changed {
+                uri: uri.clone(),
+                version,
+                edits,
+                text: doc.rope.clone(),
+            },
+            check,
+        ))
+    }
+
+    pub fn close(&mut self, uri: &Uri) -> Option<DocEvent> {
+        self.docs
+            .remove(uri)
+            .map(|_| DocEvent::Closed { uri: uri.clone() })
+    }
+
+    pub fn get(&self, uri: &Uri) -> Option<&Document> {
+        self.docs.get(uri)
+    }
+
+    pub fn len(&self) -> usize {
+        self.docs.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.docs.is_empty()
+    }
+}
+
+/// The one place URIs become paths and back (tower-lsp-server 0.24 changes these APIs).
+pub fn uri_to_path(uri: &Uri) -> Option<std::path::PathBuf> {
+    uri.to_file_path().map(|p| p.into_owned())
+}
+
+pub fn path_to_uri(path: &std::path::Path) -> Option<Uri> {
+    Uri::from_file_path(path)
+}
+
+#[cfg(test)]
+mod tests;

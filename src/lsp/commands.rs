@@ -1,0 +1,65 @@
+//! `workspace/executeCommand`: parse into a typed command, dispatch, answer at once.
+//! Anything slow is spawned; the reply never waits for the client or a model.
+
+use super::state::ServerState;
+use crate::surface::commands::{self, Command};
+use crate::surface::status::{self, Status};
+use std::sync::Arc;
+use tower_lsp_server::jsonrpc::{Error, Result};
+use tower_lsp_server::ls_types::{ExecuteCommandParams, LSPAny, MessageType};
+
+pub async fn execute(
+    state: &Arc<ServerState>,
+    params: ExecuteCommandParams,
+) -> Result<Option<LSPAny>> {
+    let command = commands::parse(&params.command, params.arguments).map_err(|e| {
+        let msg = e.to_string();
+        // Helix ignores command results: say it where the user looks.
+        state.show(MessageType::ERROR, format!("Mira: {msg}"));
+        Error::invalid_params(msg)
+    })?;
+    match command {
+        Command::Status => status(state).await,
+        other => {
+            let msg = format!(
+                "{} is not available in this build of Mira yet",
+                other.name()
+            );
+            state.show(MessageType::WARNING, format!("Mira: {msg}"));
+            Err(Error::invalid_params(msg))
+        }
+    }
+}
+
+async fn status(state: &Arc<ServerState>) -> Result<Option<LSPAny>> {
+    let session = state.session().ok_or_else(|| Error::invalid_request())?;
+    let (schema_version, attached) = match &session.store {
+        Ok(store) => {
+            let store = store.clone();
+            tokio::task::spawn_blocking(move || status::store_facts(&store))
+                .await
+                .unwrap_or((None, 0))
+        }
+        Err(_) => (None, 0),
+    };
+    let config = state.config();
+    let report = Status {
+        version: env!("CARGO_PKG_VERSION"),
+        project: (&session.project).into(),
+        database: session
+            .store
+            .as_ref()
+            .ok()
+            .map(|s| s.path().display().to_string()),
+        schema_version,
+        store_error: session.store.as_ref().err().cloned(),
+        attached_processes: attached,
+        position_encoding: session.encoding.name(),
+        open_documents: state.documents().len(),
+        provider: config.config.provider.name.map(|p| p.as_str().to_string()),
+    };
+    state.show(MessageType::INFO, report.summary());
+    serde_json::to_value(&report)
+        .map(Some)
+        .map_err(|e| Error::invalid_params(e.to_string()))
+}

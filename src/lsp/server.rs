@@ -1,0 +1,284 @@
+//! The `LanguageServer` implementation: protocol in, library calls out.
+//!
+//! Text-sync notifications mutate documents in their synchronous prefix — before any
+//! `.await` — because tower-lsp-server polls handlers concurrently and would otherwise
+//! interleave them (tower-lsp#284).
+
+use super::capabilities;
+use super::state::{ServerState, Session};
+use crate::config::{self, ConfigInputs, Loaded};
+use crate::documents::{PositionEncoding, VersionCheck, uri_to_path};
+use crate::project;
+use crate::store::{Store, projects, sessions};
+use serde::{Deserialize, Serialize};
+use std::sync::Arc;
+use tower_lsp_server::jsonrpc::{Error, Result};
+use tower_lsp_server::ls_types::*;
+use tower_lsp_server::{Client, LanguageServer};
+
+pub struct Backend {
+    pub state: Arc<ServerState>,
+    /// Said once `initialized` arrives: the client drops notifications sent earlier.
+    startup_notes: std::sync::Mutex<Vec<(MessageType, String)>>,
+}
+
+impl Backend {
+    pub fn new(client: Client, options: super::ServeOptions) -> Self {
+        Backend {
+            state: Arc::new(ServerState::new(client, options)),
+            startup_notes: Default::default(),
+        }
+    }
+
+    fn note(&self, typ: MessageType, message: String) {
+        self.startup_notes
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push((typ, message));
+    }
+
+    fn report_config(&self, loaded: &std::result::Result<Loaded, config::ConfigError>) {
+        match loaded {
+            Ok(l) => {
+                for u in &l.unknown {
+                    self.note(MessageType::WARNING, format!("Mira: {u} (ignored)"));
+                }
+            }
+            Err(e) => self.note(
+                MessageType::ERROR,
+                format!("Mira: configuration error, using defaults: {e}"),
+            ),
+        }
+    }
+}
+
+#[derive(Debug, Deserialize)]
+pub struct DocumentStateParams {
+    pub uri: Uri,
+}
+
+#[derive(Debug, Serialize)]
+pub struct DocumentState {
+    pub version: i32,
+    pub text: String,
+}
+
+impl Backend {
+    /// `mira/documentState {uri}` → `{version, text}`: Mira's view of an open document.
+    pub async fn document_state(&self, params: DocumentStateParams) -> Result<DocumentState> {
+        let docs = self.state.documents();
+        let doc = docs
+            .get(&params.uri)
+            .ok_or_else(|| Error::invalid_params(format!("{} is not open", params.uri.as_str())))?;
+        Ok(DocumentState {
+            version: doc.version(),
+            text: doc.text(),
+        })
+    }
+}
+
+impl LanguageServer for Backend {
+    async fn initialize(&self, params: InitializeParams) -> Result<InitializeResult> {
+        let encoding = PositionEncoding::negotiate(
+            params
+                .capabilities
+                .general
+                .as_ref()
+                .and_then(|g| g.position_encodings.as_deref()),
+        );
+        let client_name = params.client_info.as_ref().map(|c| c.name.clone());
+        let folders = params.workspace_folders.clone().unwrap_or_default();
+        #[allow(deprecated)]
+        let root = folders
+            .first()
+            .and_then(|f| uri_to_path(&f.uri))
+            .or_else(|| params.root_uri.as_ref().and_then(uri_to_path))
+            .unwrap_or_else(|| self.state.options.cwd.clone());
+        let editor = params
+            .initialization_options
+            .as_ref()
+            .and_then(|o| o.get("mira"))
+            .cloned();
+        *self.state.folders() = folders;
+
+        let env = self.state.options.env.clone();
+        let name = client_name.clone();
+        // Project detection, config files and SQLite are blocking work: off the runtime.
+        let (project, loaded, store, session_row) = tokio::task::spawn_blocking(move || {
+            let project = project::detect(&root);
+            let loaded = config::load(&ConfigInputs {
+                env: env.clone(),
+                user_file: None,
+                project_root: Some(project.root.clone()),
+                editor,
+            });
+            let db = match &loaded {
+                Ok(l) => l.database_path(),
+                Err(_) => Loaded::defaults(&env).database_path(),
+            };
+            let store = Store::open(&db).map_err(|e| e.to_string());
+            let session_row = store.as_ref().ok().and_then(|s| {
+                s.write(|tx| {
+                    let pid = projects::ensure(tx, &project.root, &project.name)?;
+                    sessions::start(tx, sessions::SessionKind::Lsp, name.as_deref(), Some(pid))
+                })
+                .ok()
+            });
+            (project, loaded, store, session_row)
+        })
+        .await
+        .map_err(|e| Error {
+            code: tower_lsp_server::jsonrpc::ErrorCode::InternalError,
+            message: format!("initialization failed: {e}").into(),
+            data: None,
+        })?;
+
+        self.report_config(&loaded);
+        if let Err(e) = &store {
+            self.note(
+                MessageType::ERROR,
+                format!("Mira: memory and conversation are unavailable: {e}"),
+            );
+        }
+        self.state
+            .set_config(loaded.unwrap_or_else(|_| Loaded::defaults(&self.state.options.env)));
+        tracing::info!(
+            client = client_name.as_deref().unwrap_or("unknown"),
+            encoding = encoding.name(),
+            project = %project.root.display(),
+            "initialize"
+        );
+        self.state.set_session(Session {
+            encoding,
+            client_name,
+            capabilities: params.capabilities,
+            project,
+            store,
+            session_row,
+        });
+        Ok(InitializeResult {
+            capabilities: capabilities::server_capabilities(encoding),
+            server_info: Some(ServerInfo {
+                name: "mira".into(),
+                version: Some(env!("CARGO_PKG_VERSION").into()),
+            }),
+            offset_encoding: None,
+        })
+    }
+
+    async fn initialized(&self, _: InitializedParams) {
+        let notes =
+            std::mem::take(&mut *self.startup_notes.lock().unwrap_or_else(|e| e.into_inner()));
+        for (typ, message) in notes {
+            self.state.log(typ, message.clone());
+            if typ == MessageType::ERROR {
+                self.state.show(typ, message);
+            }
+        }
+    }
+
+    async fn shutdown(&self) -> Result<()> {
+        self.state.request_shutdown();
+        end_session(&self.state).await;
+        Ok(())
+    }
+
+    async fn did_open(&self, params: DidOpenTextDocumentParams) {
+        let d = params.text_document;
+        let event = self
+            .state
+            .documents()
+            .open(d.uri, d.language_id, d.version, &d.text);
+        self.state.publish(event);
+    }
+
+    async fn did_change(&self, params: DidChangeTextDocumentParams) {
+        let uri = params.text_document.uri;
+        let version = params.text_document.version;
+        let result = self.state.documents().change(
+            &uri,
+            version,
+            &params.content_changes,
+            self.state.encoding(),
+        );
+        match result {
+            Ok((event, check)) => {
+                self.state.publish(event);
+                if let VersionCheck::NotIncreasing { previous } = check {
+                    self.state.log(
+                        MessageType::WARNING,
+                        format!(
+                            "Mira: {} went from version {previous} to {version}; applied in arrival order",
+                            uri.as_str()
+                        ),
+                    );
+                }
+            }
+            Err(e) => self.state.log(MessageType::ERROR, format!("Mira: {e}")),
+        }
+    }
+
+    async fn did_save(&self, params: DidSaveTextDocumentParams) {
+        self.state.publish(crate::documents::DocEvent::Saved {
+            uri: params.text_document.uri,
+        });
+    }
+
+    async fn did_close(&self, params: DidCloseTextDocumentParams) {
+        let event = self.state.documents().close(&params.text_document.uri);
+        if let Some(event) = event {
+            self.state.publish(event);
+        }
+    }
+
+    async fn did_change_workspace_folders(&self, params: DidChangeWorkspaceFoldersParams) {
+        let mut folders = self.state.folders();
+        folders.retain(|f| !params.event.removed.iter().any(|r| r.uri == f.uri));
+        folders.extend(params.event.added);
+    }
+
+    async fn did_change_configuration(&self, params: DidChangeConfigurationParams) {
+        // Clients send either {mira: {...}} or the section itself.
+        let editor = params
+            .settings
+            .get("mira")
+            .cloned()
+            .unwrap_or(params.settings);
+        let Some(project_root) = self.state.session().map(|s| s.project.root.clone()) else {
+            return;
+        };
+        let inputs = ConfigInputs {
+            env: self.state.options.env.clone(),
+            user_file: None,
+            project_root: Some(project_root),
+            editor: Some(editor),
+        };
+        match config::load(&inputs) {
+            Ok(loaded) => {
+                for u in &loaded.unknown {
+                    self.state
+                        .log(MessageType::WARNING, format!("Mira: {u} (ignored)"));
+                }
+                self.state.set_config(loaded);
+            }
+            Err(e) => self.state.show(
+                MessageType::ERROR,
+                format!("Mira: new settings rejected, keeping the previous ones: {e}"),
+            ),
+        }
+    }
+
+    async fn execute_command(&self, params: ExecuteCommandParams) -> Result<Option<LSPAny>> {
+        super::commands::execute(&self.state, params).await
+    }
+}
+
+async fn end_session(state: &ServerState) {
+    let Some(session) = state.session() else {
+        return;
+    };
+    if let (Ok(store), Some(id)) = (&session.store, session.session_row) {
+        let store = store.clone();
+        let _ = tokio::task::spawn_blocking(move || store.write(|tx| sessions::end(tx, id))).await;
+    }
+}

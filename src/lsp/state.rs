@@ -1,0 +1,159 @@
+//! State shared by every handler. Locks here are std mutexes held only for in-memory work,
+//! never across an `.await`.
+
+use crate::config::{self, ConfigInputs, Env, Loaded};
+use crate::documents::{DocEvent, Documents, PositionEncoding};
+use crate::project::Project;
+use crate::store::Store;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, RwLock};
+use tokio::sync::mpsc::UnboundedSender;
+use tower_lsp_server::Client;
+use tower_lsp_server::ls_types::{ClientCapabilities, MessageType, WorkspaceFolder};
+
+/// How the server is started: the environment it reads config from, and where it runs.
+#[derive(Clone, Debug)]
+pub struct ServeOptions {
+    pub env: Env,
+    /// Fallback project location when the client names no workspace.
+    pub cwd: PathBuf,
+}
+
+impl ServeOptions {
+    pub fn from_process() -> Self {
+        ServeOptions {
+            env: Env::from_process(),
+            cwd: std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/")),
+        }
+    }
+}
+
+/// Fixed once `initialize` has been answered.
+pub struct Session {
+    pub encoding: PositionEncoding,
+    pub client_name: Option<String>,
+    pub capabilities: ClientCapabilities,
+    pub project: Project,
+    /// The store, or why it could not be opened (shown to the user; Mira keeps serving
+    /// documents without it).
+    pub store: Result<Store, String>,
+    pub session_row: Option<i64>,
+}
+
+pub struct ServerState {
+    pub client: Client,
+    pub options: ServeOptions,
+    documents: Mutex<Documents>,
+    session: OnceLock<Session>,
+    config: RwLock<Arc<Loaded>>,
+    folders: Mutex<Vec<WorkspaceFolder>>,
+    doc_subscribers: Mutex<Vec<UnboundedSender<DocEvent>>>,
+    shutdown_requested: AtomicBool,
+}
+
+impl ServerState {
+    pub fn new(client: Client, options: ServeOptions) -> Self {
+        // Until initialize brings the project and editor layers, env + files from the cwd.
+        let config = config::load(&ConfigInputs {
+            env: options.env.clone(),
+            ..Default::default()
+        })
+        .unwrap_or_else(|_| Loaded::defaults(&options.env));
+        ServerState {
+            client,
+            options,
+            documents: Mutex::default(),
+            session: OnceLock::new(),
+            config: RwLock::new(Arc::new(config)),
+            folders: Mutex::default(),
+            doc_subscribers: Mutex::default(),
+            shutdown_requested: AtomicBool::new(false),
+        }
+    }
+
+    pub fn documents(&self) -> MutexGuard<'_, Documents> {
+        self.documents.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub fn session(&self) -> Option<&Session> {
+        self.session.get()
+    }
+
+    pub(super) fn set_session(&self, s: Session) {
+        let _ = self.session.set(s);
+    }
+
+    /// UTF-16 until negotiated: the LSP default every client understands.
+    pub fn encoding(&self) -> PositionEncoding {
+        self.session()
+            .map(|s| s.encoding)
+            .unwrap_or(PositionEncoding::Utf16)
+    }
+
+    pub fn store(&self) -> Result<&Store, String> {
+        match self.session() {
+            None => Err("Mira is not initialized yet".into()),
+            Some(s) => s.store.as_ref().map_err(Clone::clone),
+        }
+    }
+
+    pub fn config(&self) -> Arc<Loaded> {
+        self.config
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    pub(super) fn set_config(&self, loaded: Loaded) {
+        *self.config.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(loaded);
+    }
+
+    pub fn folders(&self) -> MutexGuard<'_, Vec<WorkspaceFolder>> {
+        self.folders.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Receive every document event in client order (the index actor subscribes here).
+    pub fn subscribe_documents(&self, tx: UnboundedSender<DocEvent>) {
+        self.doc_subscribers
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(tx);
+    }
+
+    /// Synchronous: called in the handler's prefix, so events keep arrival order.
+    pub(super) fn publish(&self, event: DocEvent) {
+        let mut subs = self
+            .doc_subscribers
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        subs.retain(|tx| tx.send(event.clone()).is_ok());
+    }
+
+    pub fn request_shutdown(&self) {
+        self.shutdown_requested.store(true, Ordering::SeqCst);
+    }
+
+    pub fn shutdown_requested(&self) -> bool {
+        self.shutdown_requested.load(Ordering::SeqCst)
+    }
+
+    /// `window/logMessage`, sent from a task so no handler waits on the client.
+    pub fn log(&self, typ: MessageType, message: impl Into<String>) {
+        let message = message.into();
+        match typ {
+            MessageType::ERROR => tracing::error!("{message}"),
+            MessageType::WARNING => tracing::warn!("{message}"),
+            _ => tracing::info!("{message}"),
+        }
+        let client = self.client.clone();
+        tokio::spawn(async move { client.log_message(typ, message).await });
+    }
+
+    /// `window/showMessage`: one short line the user sees (Helix: the status line).
+    pub fn show(&self, typ: MessageType, message: impl Into<String>) {
+        let message = message.into();
+        let client = self.client.clone();
+        tokio::spawn(async move { client.show_message(typ, message).await });
+    }
+}

@@ -1,0 +1,107 @@
+use super::*;
+use std::os::unix::fs::PermissionsExt;
+
+fn mode(p: &Path) -> u32 {
+    std::fs::metadata(p).unwrap().permissions().mode() & 0o777
+}
+
+#[test]
+fn open_creates_private_files_in_wal_mode_with_sqlite_vec() {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("home/mira.db");
+    let store = Store::open(&path).unwrap();
+    assert_eq!(mode(&path), 0o600);
+    assert_eq!(mode(path.parent().unwrap()), 0o700);
+    let (journal, vec): (String, String) = store
+        .read(|c| {
+            Ok((
+                c.pragma_query_value(None, "journal_mode", |r| r.get(0))?,
+                c.query_row("SELECT vec_version()", [], |r| r.get(0))?,
+            ))
+        })
+        .unwrap();
+    assert_eq!(journal, "wal");
+    assert!(vec.starts_with('v'), "{vec}");
+    assert_eq!(store.schema_version().unwrap(), *SCHEMA_VERSION);
+    // -wal is created by the first write; it must be as private as the database.
+    store
+        .write(|tx| projects::ensure(tx, Path::new("/p"), "p"))
+        .unwrap();
+    assert_eq!(mode(&tmp.path().join("home/mira.db-wal")), 0o600);
+}
+
+#[test]
+fn reopening_is_idempotent_and_keeps_data() {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("mira.db");
+    let id = Store::open(&path)
+        .unwrap()
+        .write(|tx| projects::ensure(tx, Path::new("/p"), "p"))
+        .unwrap();
+    let store = Store::open(&path).unwrap();
+    assert_eq!(
+        store.read(|c| projects::find(c, Path::new("/p"))).unwrap(),
+        Some(id)
+    );
+}
+
+#[test]
+fn a_database_from_a_newer_mira_is_refused_with_a_clear_message() {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("mira.db");
+    drop(Store::open(&path).unwrap());
+    let newer = *SCHEMA_VERSION + 3;
+    rusqlite::Connection::open(&path)
+        .unwrap()
+        .pragma_update(None, "user_version", newer)
+        .unwrap();
+    let err = Store::open(&path).unwrap_err();
+    assert!(matches!(err, StoreError::TooNew { found, .. } if found == newer));
+    let msg = err.to_string();
+    assert!(
+        msg.contains("newer Mira") && msg.contains("MIRA_HOME"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn threads_opening_a_fresh_database_at_once_all_succeed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("mira.db");
+    let handles: Vec<_> = (0..8)
+        .map(|_| {
+            let path = path.clone();
+            std::thread::spawn(move || Store::open(&path).map(|s| s.schema_version().unwrap()))
+        })
+        .collect();
+    for h in handles {
+        assert_eq!(h.join().unwrap().unwrap(), *SCHEMA_VERSION);
+    }
+}
+
+#[test]
+fn failed_write_rolls_back() {
+    let tmp = tempfile::tempdir().unwrap();
+    let store = Store::open(&tmp.path().join("mira.db")).unwrap();
+    let r: Result<(), StoreError> = store.write(|tx| {
+        projects::ensure(tx, Path::new("/gone"), "gone")?;
+        Err(StoreError::Sql(rusqlite::Error::InvalidQuery))
+    });
+    assert!(r.is_err());
+    assert_eq!(
+        store
+            .read(|c| projects::find(c, Path::new("/gone")))
+            .unwrap(),
+        None
+    );
+}
+
+#[test]
+fn unwritable_home_names_the_directory_and_the_fix() {
+    let err = Store::open(Path::new("/proc/mira-cannot/mira.db")).unwrap_err();
+    let msg = err.to_string();
+    assert!(
+        msg.contains("/proc/mira-cannot") && msg.contains("MIRA_HOME"),
+        "{msg}"
+    );
+}

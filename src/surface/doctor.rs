@@ -1,0 +1,158 @@
+//! `mira doctor`: the effective configuration with sources, the project, the store, the
+//! provider — and every problem, worded so the user knows what to do.
+
+use crate::config::{self, ConfigInputs, Loaded, ReportLine};
+use crate::project::{self, Project};
+use crate::store::{SCHEMA_VERSION, Store, sessions};
+use std::path::{Path, PathBuf};
+
+#[derive(Debug)]
+pub enum Problem {
+    /// The configuration cannot be used (exit code 2).
+    Config(String),
+    /// Something else is broken (exit code 1).
+    Runtime(String),
+}
+
+#[derive(Debug)]
+pub struct StoreReport {
+    pub path: PathBuf,
+    pub schema_version: u32,
+    pub attached: usize,
+    pub integrity: String,
+}
+
+#[derive(Debug)]
+pub struct Doctor {
+    pub project: Project,
+    pub config: Option<Loaded>,
+    pub lines: Vec<ReportLine>,
+    /// (file, whether it exists) in precedence order
+    pub files: Vec<(PathBuf, bool)>,
+    pub store: Option<StoreReport>,
+    pub provider: String,
+    pub problems: Vec<Problem>,
+}
+
+impl Doctor {
+    pub fn exit_code(&self) -> i32 {
+        if self
+            .problems
+            .iter()
+            .any(|p| matches!(p, Problem::Config(_)))
+        {
+            2
+        } else if self.problems.is_empty() {
+            0
+        } else {
+            1
+        }
+    }
+}
+
+pub fn run(inputs: ConfigInputs, start: &Path) -> Doctor {
+    let project = project::detect(start);
+    let inputs = ConfigInputs {
+        project_root: Some(project.root.clone()),
+        ..inputs
+    };
+    let mut problems = Vec::new();
+    let project_file = project.root.join(".mira/project.toml");
+    let mut files = Vec::new();
+    let loaded = match config::load(&inputs) {
+        Ok(l) => {
+            for u in &l.unknown {
+                problems.push(Problem::Config(format!(
+                    "{u}: remove it or fix its spelling (see README, Configuration)"
+                )));
+            }
+            Some(l)
+        }
+        Err(e) => {
+            problems.push(Problem::Config(e.to_string()));
+            None
+        }
+    };
+    if let Some(l) = &loaded {
+        files = l.files.iter().map(|f| (f.clone(), true)).collect();
+    }
+    if let (Some(user), _) = config::user_file(&inputs) {
+        if !files.iter().any(|(f, _)| f == &user) {
+            files.insert(0, (user, false));
+        }
+    }
+    if !files.iter().any(|(f, _)| f == &project_file) {
+        files.push((project_file, false));
+    }
+    let lines = loaded.as_ref().map(config::report).unwrap_or_default();
+
+    let store = loaded.as_ref().and_then(|l| {
+        let path = l.database_path();
+        match Store::open(&path) {
+            Ok(store) => {
+                let integrity = store
+                    .read(|c| c.query_row("PRAGMA quick_check", [], |r| r.get::<_, String>(0)))
+                    .unwrap_or_else(|e| e.to_string());
+                if integrity != "ok" {
+                    problems.push(Problem::Runtime(format!(
+                        "the database {} fails its integrity check: {integrity}",
+                        path.display()
+                    )));
+                }
+                Some(StoreReport {
+                    schema_version: store.schema_version().unwrap_or(0),
+                    attached: store
+                        .read(|c| sessions::live(c))
+                        .map(|s| s.len())
+                        .unwrap_or(0),
+                    integrity,
+                    path,
+                })
+            }
+            Err(e) => {
+                problems.push(Problem::Runtime(e.to_string()));
+                None
+            }
+        }
+    });
+
+    let provider = match &loaded {
+        Some(l) => describe_provider(l),
+        None => "unknown (configuration not loaded)".into(),
+    };
+    Doctor {
+        project,
+        config: loaded,
+        lines,
+        files,
+        store,
+        provider,
+        problems,
+    }
+}
+
+fn describe_provider(l: &Loaded) -> String {
+    let p = &l.config.provider;
+    match p.name {
+        Some(kind) => format!(
+            "{} (model {}, base_url {})",
+            kind.as_str(),
+            p.model.as_deref().unwrap_or("provider default"),
+            p.base_url.as_deref().unwrap_or("provider default")
+        ),
+        None if l.keys.openai.is_some() => "openai (from OPENAI_API_KEY)".into(),
+        None if l.keys.anthropic.is_some() => "anthropic (from ANTHROPIC_API_KEY)".into(),
+        None if l.keys.deepseek.is_some() => {
+            "openai-chat / DeepSeek (from DEEPSEEK_API_KEY)".into()
+        }
+        None => "not configured. Index, symbols and memory work offline; to chat, export \
+                 OPENAI_API_KEY, ANTHROPIC_API_KEY or DEEPSEEK_API_KEY, or set [provider] name, \
+                 model and base_url in ~/.config/mira/config.toml (e.g. a local Ollama)"
+            .into(),
+    }
+}
+
+/// Schema version this build migrates to (for "schema 3 (this Mira: 3)").
+pub fn known_schema() -> u32 {
+    *SCHEMA_VERSION
+}

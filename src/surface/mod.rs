@@ -1,0 +1,7 @@
+//! What users see, independent of the protocol that carries it: the typed commands of the
+//! LSP contract (DESIGN §3), status, and later code actions, the transcript and proposals.
+//! Both the LSP adapter and the CLI call into here.
+
+pub mod commands;
+pub mod doctor;
+pub mod status;

@@ -1,0 +1,160 @@
+//! The CLI as a user meets it: version, help, doctor on a fresh machine and on a broken one.
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+use std::path::Path;
+
+fn mira(home: &Path) -> Command {
+    let mut c = Command::cargo_bin("mira").unwrap();
+    c.env_clear()
+        .env("HOME", home)
+        .env("PATH", std::env::var("PATH").unwrap_or_default());
+    c
+}
+
+fn tree(root: &Path) -> Vec<String> {
+    let mut out = vec![];
+    for e in walk(root) {
+        out.push(e.strip_prefix(root).unwrap().display().to_string());
+    }
+    out.sort();
+    out
+}
+
+fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = vec![];
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        out.push(p.clone());
+        if p.is_dir() {
+            out.extend(walk(&p));
+        }
+    }
+    out
+}
+
+#[test]
+fn version_and_help() {
+    let tmp = tempfile::tempdir().unwrap();
+    mira(tmp.path())
+        .arg("--version")
+        .assert()
+        .success()
+        .stdout(predicate::str::starts_with("mira 0."));
+    mira(tmp.path())
+        .arg("--help")
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("lsp").and(predicate::str::contains("doctor")))
+        .stdout(predicate::str::contains("Exit codes"));
+    mira(tmp.path())
+        .arg("frobnicate")
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("unrecognized subcommand"));
+}
+
+#[test]
+fn doctor_on_a_fresh_home_creates_only_the_data_dir_and_database() {
+    let tmp = tempfile::tempdir().unwrap();
+    let home = tmp.path().join("home");
+    let work = tmp.path().join("work");
+    std::fs::create_dir_all(&home).unwrap();
+    std::fs::create_dir_all(work.join(".git")).unwrap();
+    mira(&home)
+        .current_dir(&work)
+        .arg("doctor")
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("found by   git root"))
+        .stdout(predicate::str::contains(".local/share/mira/mira.db"))
+        .stdout(predicate::str::contains("integrity  ok"))
+        .stdout(predicate::str::contains("store.home"))
+        .stdout(predicate::str::contains("No problems found."));
+    assert_eq!(
+        tree(&home),
+        [
+            ".local",
+            ".local/share",
+            ".local/share/mira",
+            ".local/share/mira/mira.db"
+        ]
+    );
+    assert_eq!(tree(&work), [".git"]);
+}
+
+#[test]
+fn doctor_names_file_line_and_problem_of_a_broken_config() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = tmp.path().join(".config/mira");
+    std::fs::create_dir_all(&cfg).unwrap();
+    std::fs::write(
+        cfg.join("config.toml"),
+        "[provider]\nname = \"openai\"\nmodel = \n",
+    )
+    .unwrap();
+    mira(tmp.path())
+        .current_dir(tmp.path())
+        .arg("doctor")
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(".config/mira/config.toml"))
+        .stderr(predicate::str::contains("line 3"));
+
+    std::fs::write(cfg.join("config.toml"), "[index]\nmax_file_size = 10\n").unwrap();
+    mira(tmp.path())
+        .current_dir(tmp.path())
+        .arg("doctor")
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "unknown key `index.max_file_size`",
+        ));
+
+    std::fs::write(cfg.join("config.toml"), "[provider]\nname = \"gemini\"\n").unwrap();
+    mira(tmp.path())
+        .current_dir(tmp.path())
+        .arg("doctor")
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("gemini").and(predicate::str::contains("line 2")));
+}
+
+#[test]
+fn doctor_shows_sources_and_never_prints_keys() {
+    let tmp = tempfile::tempdir().unwrap();
+    mira(tmp.path())
+        .current_dir(tmp.path())
+        .env("MIRA_MODEL", "gpt-5.2")
+        .env("OPENAI_API_KEY", "sk-test-very-secret")
+        .arg("doctor")
+        .assert()
+        .success()
+        .stdout(
+            predicate::str::contains("provider.model")
+                .and(predicate::str::contains("environment MIRA_MODEL")),
+        )
+        .stdout(predicate::str::contains("keys.openai"))
+        .stdout(predicate::str::contains("sk-test").not());
+}
+
+#[test]
+fn doctor_refuses_a_database_from_a_newer_mira() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    mira(tmp.path())
+        .env("MIRA_HOME", &data)
+        .arg("doctor")
+        .assert()
+        .success();
+    rusqlite::Connection::open(data.join("mira.db"))
+        .unwrap()
+        .pragma_update(None, "user_version", 999)
+        .unwrap();
+    mira(tmp.path())
+        .env("MIRA_HOME", &data)
+        .arg("doctor")
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("newer Mira").and(predicate::str::contains("schema 999")));
+}
