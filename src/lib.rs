@@ -4,6 +4,7 @@
 //! floors below its own): lsp · surface · agent · index, memory · llm, store, embed ·
 //! config · documents, project.
 
+pub mod agent;
 pub mod config;
 pub mod documents;
 pub mod llm;

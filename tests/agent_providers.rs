@@ -232,7 +232,8 @@ async fn cancellation_stops_a_slow_stream_promptly() {
 
 #[test]
 fn no_provider_says_how_to_set_one() {
-    let err = ProviderSettings::from_env(&|_| None)
+    use mira::config::{ApiKeys, ProviderConfig};
+    let err = ProviderSettings::resolve(&ProviderConfig::default(), &ApiKeys::default())
         .unwrap_err()
         .to_string();
     assert!(
@@ -245,13 +246,21 @@ fn no_provider_says_how_to_set_one() {
         err.contains("[provider]") && err.contains("mira doctor"),
         "{err}"
     );
-    let deepseek =
-        ProviderSettings::from_env(&|k| (k == "DEEPSEEK_API_KEY").then(|| "sk-x".to_string()))
-            .unwrap();
+    let keys = ApiKeys {
+        deepseek: Some(SecretString::from("sk-x-deepseek-key")),
+        ..ApiKeys::default()
+    };
+    let deepseek = ProviderSettings::resolve(&ProviderConfig::default(), &keys).unwrap();
     assert_eq!(deepseek.base_url, "https://api.deepseek.com");
     assert_eq!(deepseek.flavour, mira::llm::ChatFlavour::DeepSeek);
     assert!(
-        !format!("{deepseek:?}").contains("sk-x"),
+        !format!("{deepseek:?}").contains("sk-x-deepseek-key"),
         "keys never show in Debug output"
     );
+    let local = ProviderConfig {
+        base_url: Some("http://127.0.0.1:11434/v1".into()),
+        ..ProviderConfig::default()
+    };
+    let ollama = ProviderSettings::resolve(&local, &ApiKeys::default()).unwrap();
+    assert_eq!(ollama.flavour, mira::llm::ChatFlavour::Ollama);
 }

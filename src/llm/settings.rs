@@ -5,7 +5,8 @@ use std::time::Duration;
 
 use secrecy::SecretString;
 
-use super::price::PriceTable;
+use super::price::{Price, PriceTable};
+use crate::config::{self, ApiKeys, ProviderConfig};
 
 /// The wire format. `openai-chat` covers every Chat Completions server.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -161,85 +162,78 @@ impl ProviderSettings {
         self
     }
 
-    /// Resolve a provider from the environment alone, in the order DESIGN §7 gives:
-    /// `MIRA_PROVIDER`/`MIRA_MODEL`/`MIRA_BASE_URL` pick explicitly; otherwise the first of
-    /// `OPENAI_API_KEY`, `ANTHROPIC_API_KEY`, `DEEPSEEK_API_KEY` that is set.
-    pub fn from_env(env: &dyn Fn(&str) -> Option<String>) -> Result<ProviderSettings, NoProvider> {
-        let var = |k: &str| env(k).filter(|v| !v.trim().is_empty());
-        let explicit = match var("MIRA_PROVIDER") {
-            Some(p) => Some(p.parse::<ProviderKind>().map_err(NoProvider::Invalid)?),
-            None => None,
+    /// Resolve the provider from configuration (whose environment layer already mapped
+    /// `MIRA_PROVIDER`, `MIRA_MODEL`, `MIRA_BASE_URL`) and the API keys from the environment.
+    /// Without an explicit provider, the first key set picks one: OpenAI, Anthropic, DeepSeek.
+    pub fn resolve(cfg: &ProviderConfig, keys: &ApiKeys) -> Result<ProviderSettings, NoProvider> {
+        const DEEPSEEK: &str = "https://api.deepseek.com";
+        let kind = match cfg.name {
+            Some(config::ProviderKind::Openai) => ProviderKind::OpenAi,
+            Some(config::ProviderKind::OpenaiChat) => ProviderKind::OpenAiChat,
+            Some(config::ProviderKind::Anthropic) => ProviderKind::Anthropic,
+            None if keys.openai.is_some() => ProviderKind::OpenAi,
+            None if keys.anthropic.is_some() => ProviderKind::Anthropic,
+            None if keys.deepseek.is_some() || cfg.base_url.is_some() => ProviderKind::OpenAiChat,
+            None => return Err(NoProvider::Missing),
         };
-        let base_url = var("MIRA_BASE_URL");
-        let model = var("MIRA_MODEL");
-        let (kind, key_var, default_url, default_model) = match explicit {
-            Some(ProviderKind::Anthropic) => (
-                ProviderKind::Anthropic,
-                "ANTHROPIC_API_KEY",
-                ProviderKind::Anthropic.default_base_url(),
-                "claude-sonnet-4-5",
-            ),
-            Some(ProviderKind::OpenAi) => (
-                ProviderKind::OpenAi,
-                "OPENAI_API_KEY",
-                ProviderKind::OpenAi.default_base_url(),
-                "gpt-5.1",
-            ),
-            Some(ProviderKind::OpenAiChat) => {
-                if var("DEEPSEEK_API_KEY").is_some() && var("OPENAI_API_KEY").is_none() {
-                    (
-                        ProviderKind::OpenAiChat,
-                        "DEEPSEEK_API_KEY",
-                        "https://api.deepseek.com",
-                        "deepseek-chat",
-                    )
-                } else {
-                    (
-                        ProviderKind::OpenAiChat,
-                        "OPENAI_API_KEY",
-                        ProviderKind::OpenAiChat.default_base_url(),
-                        "gpt-4.1",
-                    )
-                }
-            }
-            None => {
-                if var("OPENAI_API_KEY").is_some() {
-                    (
-                        ProviderKind::OpenAi,
-                        "OPENAI_API_KEY",
-                        ProviderKind::OpenAi.default_base_url(),
-                        "gpt-5.1",
-                    )
-                } else if var("ANTHROPIC_API_KEY").is_some() {
-                    (
-                        ProviderKind::Anthropic,
-                        "ANTHROPIC_API_KEY",
-                        ProviderKind::Anthropic.default_base_url(),
-                        "claude-sonnet-4-5",
-                    )
-                } else if var("DEEPSEEK_API_KEY").is_some() {
-                    (
-                        ProviderKind::OpenAiChat,
-                        "DEEPSEEK_API_KEY",
-                        "https://api.deepseek.com",
-                        "deepseek-chat",
-                    )
-                } else {
-                    return Err(NoProvider::Missing);
-                }
-            }
+        let deepseek = kind == ProviderKind::OpenAiChat
+            && (cfg
+                .base_url
+                .as_deref()
+                .is_some_and(|u| u.contains("deepseek"))
+                || (cfg.base_url.is_none() && keys.deepseek.is_some() && keys.openai.is_none()));
+        let (key, key_var) = match kind {
+            ProviderKind::OpenAi => (keys.openai.clone(), "OPENAI_API_KEY"),
+            ProviderKind::Anthropic => (keys.anthropic.clone(), "ANTHROPIC_API_KEY"),
+            ProviderKind::OpenAiChat if deepseek => (keys.deepseek.clone(), "DEEPSEEK_API_KEY"),
+            ProviderKind::OpenAiChat => (keys.openai.clone(), "OPENAI_API_KEY"),
         };
-        let key = var(key_var);
+        let key = cfg.api_key.clone().or(key);
         // A local server (Ollama, llama.cpp) needs no key; a hosted default does.
-        if key.is_none() && base_url.is_none() {
+        if key.is_none() && cfg.base_url.is_none() {
             return Err(NoProvider::MissingKey { kind, var: key_var });
         }
-        let mut s = ProviderSettings::new(
-            kind,
-            base_url.as_deref().unwrap_or(default_url),
-            model.as_deref().unwrap_or(default_model),
-        );
-        s.api_key = key.map(SecretString::from);
+        let base_url = cfg.base_url.clone().unwrap_or_else(|| {
+            if deepseek {
+                DEEPSEEK.to_string()
+            } else {
+                kind.default_base_url().to_string()
+            }
+        });
+        let model = cfg.model.clone().unwrap_or_else(|| {
+            match kind {
+                ProviderKind::OpenAi => "gpt-5.1",
+                ProviderKind::Anthropic => "claude-sonnet-4-5",
+                ProviderKind::OpenAiChat if deepseek => "deepseek-chat",
+                ProviderKind::OpenAiChat => "gpt-4.1",
+            }
+            .to_string()
+        });
+        let mut s = ProviderSettings::new(kind, base_url, model);
+        s.api_key = key;
+        if let Some(n) = cfg.max_output_tokens {
+            s.max_output_tokens = n;
+        }
+        let secs = |v: Option<u64>, d: Duration| v.map(Duration::from_secs).unwrap_or(d);
+        s.timeouts = Timeouts {
+            connect: secs(cfg.connect_timeout_secs, s.timeouts.connect),
+            first_byte: secs(cfg.first_byte_timeout_secs, s.timeouts.first_byte),
+            idle: secs(cfg.idle_timeout_secs, s.timeouts.idle),
+        };
+        if let Some(n) = cfg.max_attempts {
+            s.retry.max_attempts = n.max(1);
+        }
+        for (model, p) in &cfg.prices {
+            s.prices.set(
+                model.clone(),
+                Price {
+                    input: p.input,
+                    cached_input: p.cached_input,
+                    cache_write: p.cache_write,
+                    output: p.output,
+                },
+            );
+        }
         Ok(s)
     }
 }
@@ -263,8 +257,8 @@ pub enum NoProvider {
     Missing,
     #[error(
         "provider `{kind}` is selected but has no API key.\n\
-         Set it with `export {var}=...` (or `provider.api_key` in ~/.config/mira/config.toml), \
-         or point `MIRA_BASE_URL` / `provider.base_url` at a local server that needs none."
+         Set it with `export {var}=...`, or point `MIRA_BASE_URL` / `provider.base_url` at a \
+         local server that needs none (Ollama, llama.cpp)."
     )]
     MissingKey {
         kind: ProviderKind,

@@ -1,0 +1,3 @@
+-- Placeholder so migration ids stay consecutive on the agent branch until the index branch
+-- lands; that branch's up.sql replaces this file when merged.
+SELECT 1;
