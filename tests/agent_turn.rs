@@ -334,3 +334,70 @@ async fn without_a_provider_the_turn_says_how_to_configure_one() {
     assert_eq!(out.status, TurnStatus::Failed);
     assert!(out.error.unwrap().contains("OPENAI_API_KEY"));
 }
+
+#[tokio::test]
+async fn the_oldest_half_is_summarised_and_recalled_when_relevant() {
+    let s = Setup::new();
+    let mock = MockLlm::start(Wire::Chat).await;
+    let mut settings = AgentSettings::default();
+    settings.summarize_after_tokens = 20;
+    let agent = s.agent(&mock, settings);
+    mock.push_turn(&Turn::text(&[
+        "The flux capacitor lives in src/flux.rs and needs 1.21 gigawatts to run at all.",
+    ]));
+    mock.push_turn(&Turn::text(&[
+        "SUMMARY: the user asked about the flux capacitor (src/flux.rs).",
+    ]));
+    let out = run(
+        &agent,
+        s.ask("where does the flux capacitor live in this codebase, and what does it need?"),
+        &RecordingHost::default(),
+    )
+    .await;
+    assert_eq!(out.status, TurnStatus::Completed);
+    assert_eq!(mock.requests().len(), 2, "a summary call followed the turn");
+    let summary_request = &mock.requests()[1].raw;
+    assert!(
+        summary_request.contains("flux capacitor lives in src/flux.rs"),
+        "the summary request carries the old turn"
+    );
+
+    let sums = s.store.read(conversation::summaries).unwrap();
+    assert_eq!(sums.len(), 1);
+    let max_id: i64 = s
+        .store
+        .read(|c| c.query_row("SELECT MAX(id) FROM messages", [], |r| r.get(0)))
+        .unwrap();
+    assert_eq!(
+        (sums[0].first_message_id, sums[0].last_message_id),
+        (1, max_id),
+        "no gap: every message is covered"
+    );
+
+    mock.push_turn(&Turn::text(&["Yes."]));
+    let out = run(
+        &agent,
+        s.ask("remind me how many gigawatts the capacitor needed?"),
+        &RecordingHost::default(),
+    )
+    .await;
+    assert_eq!(out.status, TurnStatus::Completed);
+    let body = &mock.requests()[2].body;
+    let messages = body["messages"].as_array().unwrap();
+    let system = messages[0]["content"].as_str().unwrap();
+    assert!(
+        system.contains("SUMMARY: the user asked about the flux capacitor"),
+        "{system}"
+    );
+    assert_eq!(
+        messages.len(),
+        2,
+        "summarised turns are not repeated verbatim: {messages:?}"
+    );
+    let user = messages[1]["content"].as_str().unwrap();
+    assert!(
+        user.contains("Recalled from earlier") && user.contains("1.21 gigawatts"),
+        "{user}"
+    );
+    assert_eq!(mock.violations(), Vec::<String>::new());
+}

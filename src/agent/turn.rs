@@ -435,6 +435,15 @@ impl Agent {
                 .into_iter()
                 .map(|i| match i {
                     Item::Assistant(t) => Item::Assistant(self.redact(&t)),
+                    Item::ToolCall(mut c) => {
+                        // Replacements keep JSON valid: the marker has no quotes or backslashes.
+                        c.arguments = self.redact(&c.arguments);
+                        Item::ToolCall(c)
+                    }
+                    Item::Reasoning(mut r) => {
+                        r.text = self.redact(&r.text);
+                        Item::Reasoning(r)
+                    }
                     other => other,
                 })
                 .collect();
