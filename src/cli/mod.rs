@@ -1,5 +1,6 @@
 //! The command line: parse arguments, call the library, print. No business logic here.
 
+mod agent;
 mod doctor;
 
 use clap::{Parser, Subcommand};
@@ -32,6 +33,29 @@ enum Command {
         /// The directory whose project to check (default: the current directory)
         path: Option<PathBuf>,
     },
+    /// Ask Mira in the one global conversation; the answer streams to stdout
+    Ask {
+        /// The question (several words are joined)
+        #[arg(required = true)]
+        question: Vec<String>,
+        /// Apply file edits without asking (otherwise each diff is confirmed)
+        #[arg(long, short = 'y')]
+        yes: bool,
+        /// Reasoning effort for this question: none, low, medium, high, xhigh (default: auto)
+        #[arg(long)]
+        effort: Option<String>,
+    },
+    /// Show the latest turns of the conversation
+    History {
+        #[arg(long, short = 'n', default_value_t = 10)]
+        limit: usize,
+    },
+    /// Tokens and cost per provider and model
+    Usage {
+        /// How many days back
+        #[arg(long, default_value_t = 30)]
+        days: u32,
+    },
 }
 
 pub fn run() -> ExitCode {
@@ -46,6 +70,13 @@ pub fn run() -> ExitCode {
     let code = match cli.command {
         Command::Lsp => lsp(),
         Command::Doctor { path } => doctor::run(path),
+        Command::Ask {
+            question,
+            yes,
+            effort,
+        } => agent::ask(question, yes, effort),
+        Command::History { limit } => agent::history(limit),
+        Command::Usage { days } => agent::usage(days),
     };
     ExitCode::from(code as u8)
 }
