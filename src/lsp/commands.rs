@@ -20,6 +20,12 @@ pub async fn execute(
     })?;
     match command {
         Command::Status => status(state).await,
+        Command::Ask(args) => super::chat::ask(state, args).map(Some).map_err(|msg| {
+            state.show(MessageType::ERROR, format!("Mira: {msg}"));
+            Error::invalid_params(msg)
+        }),
+        Command::Cancel(args) => Ok(Some(super::chat::cancel(state, args))),
+        Command::OpenConversation => Ok(Some(super::chat::open_conversation(state))),
         other => {
             let msg = format!(
                 "{} is not available in this build of Mira yet",

@@ -2,6 +2,7 @@
 //! handlers convert protocol types and call into the library.
 
 mod capabilities;
+mod chat;
 mod commands;
 mod server;
 mod state;
@@ -33,6 +34,7 @@ const CONCURRENCY: usize = 32;
 pub fn build(options: ServeOptions) -> (LspService<Backend>, ClientSocket) {
     LspService::build(|client| Backend::new(client, options))
         .custom_method("mira/documentState", Backend::document_state)
+        .custom_method("mira/history", Backend::history)
         .finish()
 }
 

@@ -44,6 +44,8 @@ pub struct Session {
 pub struct ServerState {
     pub client: Client,
     pub options: ServeOptions,
+    /// Running turns, the agent and the transcript writer (lsp/chat.rs).
+    pub chat: super::chat::Chat,
     documents: Mutex<Documents>,
     session: OnceLock<Session>,
     config: RwLock<Arc<Loaded>>,
@@ -63,6 +65,7 @@ impl ServerState {
         ServerState {
             client,
             options,
+            chat: Default::default(),
             documents: Mutex::default(),
             session: OnceLock::new(),
             config: RwLock::new(Arc::new(config)),

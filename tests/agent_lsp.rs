@@ -1,0 +1,333 @@
+//! The chat over LSP: mira.ask answers at once and the turn streams into the transcript;
+//! the server keeps serving while a slow model thinks; the conversation survives a killed
+//! server process.
+
+mod common;
+mod mock_llm;
+
+use std::time::{Duration, Instant};
+
+use common::{Sandbox, TestServer};
+use mock_llm::{MockLlm, Reply, Turn, Wire};
+use serde_json::{Value, json};
+
+fn env(sandbox: &Sandbox, mock: &MockLlm) -> Vec<(String, String)> {
+    let mut env = sandbox.env();
+    env.extend(mock.env().into_iter().map(|(k, v)| (k.to_string(), v)));
+    env
+}
+
+fn capabilities(notifications: bool, sandbox: &Sandbox) -> Value {
+    json!({
+        "processId": null,
+        "rootUri": sandbox.project_uri(),
+        "workspaceFolders": [{"uri": sandbox.project_uri(), "name": "project"}],
+        "capabilities": {
+            "general": {"positionEncodings": ["utf-16"]},
+            "window": {"workDoneProgress": true, "showDocument": {"support": true}},
+            "workspace": {"workspaceEdit": {"documentChanges": true}}
+        },
+        "clientInfo": {"name": "mira-tests"},
+        "initializationOptions": {"mira": {"notifications": notifications}}
+    })
+}
+
+/// The next window/showMessage whose text starts with `prefix` (others are skipped).
+async fn message(server: &mut TestServer, prefix: &str) -> String {
+    loop {
+        let m = server.notification("window/showMessage").await;
+        let text = m["params"]["message"].as_str().unwrap().to_string();
+        if text.starts_with(prefix) {
+            return text;
+        }
+    }
+}
+
+/// All text the server inserted into the transcript, in order.
+fn transcript_edits(server: &TestServer) -> String {
+    let mut text = String::new();
+    for r in server.server_requests() {
+        if r["method"] != "workspace/applyEdit" {
+            continue;
+        }
+        for dc in r["params"]["edit"]["documentChanges"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default()
+        {
+            if dc["textDocument"]["uri"]
+                .as_str()
+                .is_some_and(|u| u.ends_with("conversation.md"))
+            {
+                for e in dc["edits"].as_array().unwrap() {
+                    text.push_str(e["newText"].as_str().unwrap());
+                }
+            }
+        }
+    }
+    text
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ask_answers_at_once_and_the_server_keeps_serving_while_the_model_is_slow() {
+    let sandbox = Sandbox::new();
+    let mock = MockLlm::start(Wire::Responses).await;
+    mock.push(
+        Reply::turn(
+            Wire::Responses,
+            &Turn::text(&["The answer ", "streams in.\n\nSecond paragraph."]),
+        )
+        .delayed(Duration::from_secs(5)),
+    );
+    let mut server = TestServer::in_process_with_env(env(&sandbox, &mock), sandbox.project());
+    server.initialize(capabilities(true, &sandbox)).await;
+    let uri = sandbox.file_uri("src/lib.rs");
+    server.open(&uri, "rust", "fn main() {}\n").await;
+
+    let started = Instant::now();
+    let r = server
+        .request("workspace/executeCommand", json!({"command": "mira.ask", "arguments": [{"question": "what is this?", "uri": uri, "position": {"line": 0, "character": 3}}]}))
+        .await
+        .expect("mira.ask succeeds");
+    let took = started.elapsed();
+    assert!(took < Duration::from_millis(50), "mira.ask took {took:?}");
+    let turn = r["turn"].as_str().expect("{turn}").to_string();
+
+    // While the model is silent: edits and requests are handled promptly.
+    for v in 2..=6 {
+        server
+            .notify("textDocument/didChange", json!({"textDocument": {"uri": uri, "version": v}, "contentChanges": [{"range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}}, "text": "// x\n"}]}))
+            .await;
+        let t = Instant::now();
+        let (version, _) = server.document_state(&uri).await;
+        assert_eq!(version, v);
+        assert!(
+            t.elapsed() < Duration::from_millis(200),
+            "documentState took {:?}",
+            t.elapsed()
+        );
+    }
+    let t = Instant::now();
+    server
+        .request(
+            "workspace/executeCommand",
+            json!({"command": "mira.status"}),
+        )
+        .await
+        .unwrap();
+    assert!(t.elapsed() < Duration::from_millis(500));
+    assert!(
+        started.elapsed() < Duration::from_secs(4),
+        "the checks ran while the model was still delaying"
+    );
+
+    let started_note = server.notification("mira/turnStarted").await;
+    assert_eq!(started_note["params"]["turn"], turn.as_str());
+    let finished = server.notification("mira/turnFinished").await;
+    assert_eq!(finished["params"]["status"], "completed");
+    assert_eq!(finished["params"]["usage"]["inputTokens"], 1200);
+    message(&mut server, "Mira answered").await;
+
+    // The transcript file was written before the client loaded it (question included); from
+    // then on it only changed through edits, which carried the streamed answer.
+    let disk = std::fs::read_to_string(sandbox.mira_home().join("conversation.md")).unwrap();
+    assert!(
+        disk.starts_with("# Mira — conversation") && disk.contains("### You\n\n> what is this?"),
+        "{disk}"
+    );
+    let edits = transcript_edits(&server);
+    assert!(
+        edits.contains("The answer streams in.\n\nSecond paragraph."),
+        "{edits}"
+    );
+    assert!(edits.contains("_completed"), "{edits}");
+    let requests = server.server_requests();
+    let methods: Vec<&str> = requests
+        .iter()
+        .filter_map(|r| r["method"].as_str())
+        .collect();
+    assert!(methods.contains(&"window/showDocument"), "{methods:?}");
+    assert!(
+        methods.contains(&"window/workDoneProgress/create"),
+        "{methods:?}"
+    );
+    let progress: Vec<Value> = server
+        .notifications()
+        .into_iter()
+        .filter(|n| n["method"] == "$/progress")
+        .collect();
+    assert!(
+        progress
+            .iter()
+            .any(|p| p["params"]["value"]["kind"] == "begin")
+    );
+    let deltas: String = server
+        .notifications()
+        .into_iter()
+        .filter(|n| n["method"] == "mira/delta")
+        .map(|n| n["params"]["text"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(deltas, "The answer streams in.\n\nSecond paragraph.");
+
+    // The editor context went to the model.
+    let raw = &mock.requests()[0].raw;
+    assert!(raw.contains("File: src/lib.rs:1 (rust)"), "{raw}");
+
+    let history = server
+        .request("mira/history", json!({"limit": 5}))
+        .await
+        .unwrap();
+    assert_eq!(history[0]["turn"], turn.as_str());
+    assert_eq!(
+        history[0]["entries"][1]["text"],
+        "The answer streams in.\n\nSecond paragraph."
+    );
+    assert_eq!(mock.violations(), Vec::<String>::new());
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancel_stops_a_running_turn() {
+    let sandbox = Sandbox::new();
+    let mock = MockLlm::start(Wire::Anthropic).await;
+    mock.push(
+        Reply::turn(Wire::Anthropic, &Turn::text(&["never"])).delayed(Duration::from_secs(10)),
+    );
+    let mut server = TestServer::in_process_with_env(env(&sandbox, &mock), sandbox.project());
+    server.initialize(capabilities(false, &sandbox)).await;
+    let r = server
+        .request(
+            "workspace/executeCommand",
+            json!({"command": "mira.ask", "arguments": ["why is the sky blue"]}),
+        )
+        .await
+        .unwrap();
+    let turn = r["turn"].as_str().unwrap().to_string();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let c = server
+        .request(
+            "workspace/executeCommand",
+            json!({"command": "mira.cancel", "arguments": [{"turn": turn}]}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(c["cancelled"][0], turn.as_str());
+    message(&mut server, "Mira: turn cancelled").await;
+    let history = server.request("mira/history", json!({})).await.unwrap();
+    assert_eq!(history[0]["status"], "cancelled");
+    assert!(
+        server
+            .notifications()
+            .iter()
+            .all(|n| !n["method"].as_str().unwrap().starts_with("mira/")),
+        "notifications are opt-in"
+    );
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_conversation_survives_killing_the_server() {
+    let sandbox = Sandbox::new();
+    let mock = MockLlm::start(Wire::Chat).await;
+    mock.push_turn(&Turn::text(&["Remember: the codeword is ", "pelican."]));
+    let mut first = TestServer::binary_with_env(env(&sandbox, &mock), &sandbox.project());
+    first.initialize(capabilities(false, &sandbox)).await;
+    first
+        .request(
+            "workspace/executeCommand",
+            json!({"command": "mira.ask", "arguments": ["what is the codeword?"]}),
+        )
+        .await
+        .unwrap();
+    message(&mut first, "Mira answered").await;
+    if let common::Kind::Binary(mut child) = first.kind {
+        child.kill().await.unwrap();
+    }
+
+    let mut second = TestServer::binary_with_env(env(&sandbox, &mock), &sandbox.project());
+    second.initialize(capabilities(false, &sandbox)).await;
+    let history = second
+        .request("mira/history", json!({"limit": 10}))
+        .await
+        .unwrap();
+    assert_eq!(history.as_array().unwrap().len(), 1);
+    assert_eq!(history[0]["entries"][0]["text"], "what is the codeword?");
+    assert_eq!(
+        history[0]["entries"][1]["text"],
+        "Remember: the codeword is pelican."
+    );
+
+    mock.push_turn(&Turn::text(&["Pelican."]));
+    second
+        .request(
+            "workspace/executeCommand",
+            json!({"command": "mira.ask", "arguments": ["and again?"]}),
+        )
+        .await
+        .unwrap();
+    message(&mut second, "Mira answered").await;
+    let messages = mock.requests()[1].body["messages"].clone();
+    let texts: Vec<&str> = messages
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|m| m["content"].as_str())
+        .collect();
+    assert!(
+        texts.contains(&"what is the codeword?")
+            && texts.contains(&"Remember: the codeword is pelican."),
+        "{texts:?}"
+    );
+    assert_eq!(mock.violations(), Vec::<String>::new());
+    second.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn model_edits_are_versioned_and_never_clobber_newer_typing() {
+    let sandbox = Sandbox::new();
+    std::fs::create_dir_all(sandbox.project().join("src")).unwrap();
+    std::fs::write(
+        sandbox.project().join("src/lib.rs"),
+        "fn answer() -> u32 { 41 }\n",
+    )
+    .unwrap();
+    let mock = MockLlm::start(Wire::Responses).await;
+    let args = r#"{"path":"src/lib.rs","old_string":"41","new_string":"42"}"#;
+    mock.push_turn(&Turn::text(&[]).call("e1", "edit_file", args));
+    mock.push_turn(&Turn::text(&["Done."]));
+    let mut server = TestServer::in_process_with_env(env(&sandbox, &mock), sandbox.project());
+    server.initialize(capabilities(false, &sandbox)).await;
+    let uri = sandbox.file_uri("src/lib.rs");
+    server
+        .open(&uri, "rust", "fn answer() -> u32 { 41 }\n")
+        .await;
+    let (version, _) = server.document_state(&uri).await;
+    server
+        .request(
+            "workspace/executeCommand",
+            json!({"command": "mira.ask", "arguments": ["make it 42"]}),
+        )
+        .await
+        .unwrap();
+    message(&mut server, "Mira answered").await;
+    let edit = server
+        .server_requests()
+        .into_iter()
+        .find(|r| {
+            r["method"] == "workspace/applyEdit"
+                && r["params"]["edit"]["documentChanges"][0]["textDocument"]["uri"] == uri.as_str()
+        })
+        .expect("an applyEdit for src/lib.rs");
+    let dc = &edit["params"]["edit"]["documentChanges"][0];
+    assert_eq!(
+        dc["textDocument"]["version"], version,
+        "versioned against what the tool read"
+    );
+    assert_eq!(
+        dc["edits"][0]["range"],
+        json!({"start": {"line": 0, "character": 22}, "end": {"line": 0, "character": 23}})
+    );
+    assert_eq!(dc["edits"][0]["newText"], "2");
+    assert!(mock.requests()[1].raw.contains("applied: src/lib.rs"));
+    server.shutdown().await;
+}
