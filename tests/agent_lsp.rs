@@ -331,3 +331,163 @@ async fn model_edits_are_versioned_and_never_clobber_newer_typing() {
     assert!(mock.requests()[1].raw.contains("applied: src/lib.rs"));
     server.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_turn_cut_off_by_a_killed_server_is_closed_by_the_next_one() {
+    let sandbox = Sandbox::new();
+    let mock = MockLlm::start(Wire::Chat).await;
+    mock.push(Reply::turn(Wire::Chat, &Turn::text(&["too late"])).delayed(Duration::from_secs(30)));
+    let mut first = TestServer::binary_with_env(env(&sandbox, &mock), &sandbox.project());
+    first.initialize(capabilities(false, &sandbox)).await;
+    first
+        .request(
+            "workspace/executeCommand",
+            json!({"command": "mira.ask", "arguments": ["slow question"]}),
+        )
+        .await
+        .unwrap();
+    // Wait until the question is stored, then kill the process mid-turn.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while mock.requests().is_empty() && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    if let common::Kind::Binary(mut child) = first.kind {
+        child.kill().await.unwrap();
+        child.wait().await.unwrap();
+    }
+
+    let mut second = TestServer::binary_with_env(env(&sandbox, &mock), &sandbox.project());
+    second.initialize(capabilities(false, &sandbox)).await;
+    mock.push_turn(&Turn::text(&["Fresh answer."]));
+    second
+        .request(
+            "workspace/executeCommand",
+            json!({"command": "mira.ask", "arguments": ["next question"]}),
+        )
+        .await
+        .unwrap();
+    message(&mut second, "Mira answered").await;
+    let history = second.request("mira/history", json!({})).await.unwrap();
+    assert_eq!(history[0]["status"], "failed");
+    assert!(
+        history[0]["error"]
+            .as_str()
+            .unwrap()
+            .contains("stopped before it finished")
+    );
+    assert_eq!(history[1]["status"], "completed");
+    assert_eq!(
+        mock.violations(),
+        Vec::<String>::new(),
+        "the orphaned question did not break the next request"
+    );
+    second.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_servers_share_one_conversation() {
+    let sandbox = Sandbox::new();
+    let mock = MockLlm::start(Wire::Responses).await;
+    // Both first calls are answered slowly, so the two tool loops overlap.
+    for id in ["ca", "cb"] {
+        mock.push(
+            Reply::turn(
+                Wire::Responses,
+                &Turn::text(&["Answer."]).call(id, "list_files", "{}"),
+            )
+            .delayed(Duration::from_millis(400)),
+        );
+    }
+    for _ in 0..2 {
+        mock.push_turn(&Turn::text(&["Done."]));
+    }
+    let mut a = TestServer::in_process_with_env(env(&sandbox, &mock), sandbox.project());
+    let mut b = TestServer::in_process_with_env(env(&sandbox, &mock), sandbox.project());
+    a.initialize(capabilities(false, &sandbox)).await;
+    b.initialize(capabilities(false, &sandbox)).await;
+    a.request(
+        "workspace/executeCommand",
+        json!({"command": "mira.ask", "arguments": ["question from editor A"]}),
+    )
+    .await
+    .unwrap();
+    b.request(
+        "workspace/executeCommand",
+        json!({"command": "mira.ask", "arguments": ["question from editor B"]}),
+    )
+    .await
+    .unwrap();
+    message(&mut a, "Mira answered").await;
+    message(&mut b, "Mira answered").await;
+    assert_eq!(
+        mock.violations(),
+        Vec::<String>::new(),
+        "concurrent turns never saw each other's half-finished tool loops"
+    );
+
+    mock.push_turn(&Turn::text(&["Both."]));
+    a.request(
+        "workspace/executeCommand",
+        json!({"command": "mira.ask", "arguments": ["what did we discuss?"]}),
+    )
+    .await
+    .unwrap();
+    message(&mut a, "Mira answered").await;
+    let raw = mock.requests().last().unwrap().raw.clone();
+    assert!(
+        raw.contains("question from editor A") && raw.contains("question from editor B"),
+        "one global conversation"
+    );
+    assert_eq!(mock.violations(), Vec::<String>::new());
+    let history = b.request("mira/history", json!({})).await.unwrap();
+    assert_eq!(history.as_array().unwrap().len(), 3);
+    a.shutdown().await;
+    b.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn context_shows_exactly_what_would_be_sent() {
+    let sandbox = Sandbox::new();
+    let mock = MockLlm::start(Wire::Anthropic).await;
+    let mut server = TestServer::in_process_with_env(env(&sandbox, &mock), sandbox.project());
+    server.initialize(capabilities(false, &sandbox)).await;
+    let uri = sandbox.file_uri("src/lib.rs");
+    server.open(&uri, "rust", "fn a() {}\nfn b() {}\n").await;
+    let r = server
+        .request("mira/context", json!({"uri": uri, "range": {"start": {"line": 1, "character": 0}, "end": {"line": 1, "character": 9}}, "question": "what is b?"}))
+        .await
+        .unwrap();
+    assert_eq!(r["provider"], "anthropic");
+    assert!(r["endpoint"].as_str().unwrap().ends_with("/v1/messages"));
+    let user = r["body"]["messages"][0]["content"][0]["text"]
+        .as_str()
+        .unwrap();
+    assert!(
+        user.contains("Selection:\n```\nfn b() {}\n```") && user.ends_with("what is b?"),
+        "{user}"
+    );
+    assert!(r["system"].as_str().unwrap().starts_with("You are Mira"));
+    let names: Vec<&str> = r["sections"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "instructions",
+            "project",
+            "standing",
+            "goals",
+            "summaries",
+            "history",
+            "recalled",
+            "code",
+            "editor",
+            "question"
+        ]
+    );
+    assert!(mock.requests().is_empty(), "nothing was sent");
+    server.shutdown().await;
+}

@@ -12,7 +12,11 @@ fn neovim_asks_and_reads_the_answer_in_the_transcript() {
     let mock = MockLlm::start_in_background(Wire::Chat);
     // One answer per Neovim under test; they share the store, as editors do.
     for _ in 0..common::nvim::binaries().len() {
-        mock.push_turn(&Turn::text(&["The codeword is ", "**pelican**, ünïcode ✓.", "\n\nIt was chosen in 2019."]));
+        mock.push_turn(&Turn::text(&[
+            "The codeword is ",
+            "**pelican**, ünïcode ✓.",
+            "\n\nIt was chosen in 2019.",
+        ]));
     }
     let ran = common::nvim::run_everywhere("chat.lua", &sandbox, &mock.env());
     assert_eq!(mock.requests().len(), ran);

@@ -264,15 +264,41 @@ pub fn finish_turn(tx: &Transaction, turn: i64, e: &TurnEnd) -> rusqlite::Result
     Ok(())
 }
 
-/// A turn left `running` by a process that died (killed editor) is closed as failed the next
-/// time anyone starts a turn, so history shows what happened and nothing stays open forever.
-pub fn close_abandoned(tx: &Transaction, older_than_ms: i64) -> rusqlite::Result<usize> {
-    tx.execute(
-        "UPDATE turns SET status = 'failed', finished_at = ?1,
-                error = 'the Mira process running this turn stopped before it finished'
-         WHERE status = 'running' AND started_at < ?2",
-        params![now_ms(), now_ms() - older_than_ms],
-    )
+/// Turns left `running` by a process that died (a killed editor) are closed as failed the
+/// next time anyone starts a turn, so history says what happened and nothing stays open.
+/// The owning process is read from the turn id (see `new_turn_id`); `alive` checks it.
+pub fn close_abandoned(tx: &Transaction, alive: &dyn Fn(u32) -> bool) -> rusqlite::Result<usize> {
+    let running: Vec<(i64, String)> = tx
+        .prepare_cached("SELECT id, public_id FROM turns WHERE status = 'running'")?
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .collect::<rusqlite::Result<_>>()?;
+    let mut closed = 0;
+    for (id, public) in running {
+        let pid = public
+            .split('-')
+            .nth(1)
+            .and_then(|p| u32::from_str_radix(p, 16).ok());
+        if pid.is_some_and(alive) {
+            continue;
+        }
+        closed += tx.execute(
+            "UPDATE turns SET status = 'failed', finished_at = ?2,
+                    error = 'the Mira process running this turn stopped before it finished'
+             WHERE id = ?1 AND status = 'running'",
+            params![id, now_ms()],
+        )?;
+    }
+    Ok(closed)
+}
+
+/// Whether a process with this id exists (signal 0 checks without sending anything).
+pub fn process_alive(pid: u32) -> bool {
+    if pid == std::process::id() {
+        return true;
+    }
+    // SAFETY: kill with signal 0 only checks for existence and permission.
+    let r = unsafe { libc::kill(pid as libc::pid_t, 0) };
+    r == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
 }
 
 #[derive(Clone, Debug, PartialEq)]

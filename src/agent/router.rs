@@ -92,10 +92,7 @@ mod tests {
             ),
             Effort::Low
         );
-        assert_eq!(
-            route("why does this deadlock under load?", None),
-            Effort::Medium
-        );
+        assert_eq!(route("why is this endpoint slow?", None), Effort::Medium);
         assert_eq!(
             route(
                 "why does this deadlock, and how would you refactor the design to avoid the race?",

@@ -232,7 +232,7 @@ impl Agent {
     ) -> TurnOutcome {
         host.event(TurnEvent::Started {
             turn: ask.turn.clone(),
-            question: ask.question.clone(),
+            question: self.redact(&ask.question),
         });
         let outcome = match &self.provider {
             Err(e) => TurnOutcome {
@@ -302,8 +302,7 @@ impl Agent {
             let r = self
                 .db(move |store| {
                     let turn = store.write(|tx| {
-                        // A turn still "running" after 10 minutes belongs to a process that died.
-                        conversation::close_abandoned(tx, 10 * 60 * 1000)?;
+                        conversation::close_abandoned(tx, &conversation::process_alive)?;
                         let turn = conversation::begin_turn(
                             tx,
                             &NewTurn {

@@ -289,3 +289,6 @@ impl From<LlmError> for Failure {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -172,6 +172,89 @@ impl Backend {
     }
 }
 
+#[derive(Debug, Deserialize)]
+pub struct ContextParams {
+    #[serde(default)]
+    pub uri: Option<Uri>,
+    #[serde(default)]
+    pub position: Option<Position>,
+    #[serde(default)]
+    pub range: Option<Range>,
+    /// The question to assemble for; a placeholder when absent.
+    #[serde(default)]
+    pub question: Option<String>,
+}
+
+/// What Mira would send the model for this spot: the exact request body (no credentials —
+/// those travel in headers) and the token count of each context section.
+#[derive(Debug, Serialize)]
+pub struct ContextReport {
+    pub provider: Option<String>,
+    pub endpoint: Option<String>,
+    pub body: Option<Value>,
+    pub system: String,
+    pub sections: Vec<crate::agent::context::SectionReport>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub provider_error: Option<String>,
+}
+
+impl Backend {
+    /// `mira/context {uri?, position?, range?, question?}`: transparency about context.
+    pub async fn context(&self, params: ContextParams) -> Result<ContextReport> {
+        let state = &self.state;
+        let session = state.session().ok_or_else(Error::invalid_request)?;
+        let store = state.store().map_err(Error::invalid_params)?.clone();
+        let args = AskArgs {
+            question: params.question.unwrap_or_else(|| "(your question)".into()),
+            uri: params.uri,
+            range: params.range,
+            position: params.position,
+        };
+        let editor = editor_context(state, &session.project.root, &args);
+        let agent = state.chat.agent(state.config(), &store);
+        let project = session.project.clone();
+        let (req, sections) = tokio::task::spawn_blocking(move || {
+            let project = chat_surface::project_info(&store, &project);
+            let ask = Ask {
+                turn: String::new(),
+                question: args.question,
+                project,
+                editor,
+                effort: None,
+                source: "lsp",
+            };
+            let r = store.read(|c| agent.preview(c, &ask));
+            r.map(|(req, sections)| {
+                let body = agent.provider().ok().map(|c| {
+                    (
+                        c.settings().kind.as_str().to_string(),
+                        c.endpoint(),
+                        c.body(&req),
+                    )
+                });
+                let err = agent.provider().err().map(|e| e.to_string());
+                (req.system, (sections, body, err))
+            })
+        })
+        .await
+        .map_err(|e| Error::invalid_params(e.to_string()))?
+        .map_err(|e| Error::invalid_params(e.to_string()))?;
+        let (sections, body, provider_error) = sections;
+        let (provider, endpoint, body) = match body {
+            Some((p, e, b)) => (Some(p), Some(e), Some(b)),
+            None => (None, None, None),
+        };
+        Ok(ContextReport {
+            provider,
+            endpoint,
+            body,
+            system: req,
+            sections,
+            provider_error,
+        })
+    }
+}
+
 fn editor_context(state: &ServerState, root: &Path, args: &AskArgs) -> Option<EditorContext> {
     let uri = args.uri.as_ref()?;
     let path = uri_to_path(uri)?;
@@ -313,7 +396,9 @@ async fn apply_file_edit(state: Arc<ServerState>, edit: FileEdit) -> EditOutcome
                 (Some(t), false) if *t == edit.base_text => {}
                 (None, true) => {}
                 _ => {
-                    return EditOutcome::Stale("the file on disk changed since Mira read it".into());
+                    return EditOutcome::Stale(
+                        "the file on disk changed since Mira read it".into(),
+                    );
                 }
             }
             None

@@ -35,6 +35,7 @@ pub fn build(options: ServeOptions) -> (LspService<Backend>, ClientSocket) {
     LspService::build(|client| Backend::new(client, options))
         .custom_method("mira/documentState", Backend::document_state)
         .custom_method("mira/history", Backend::history)
+        .custom_method("mira/context", Backend::context)
         .finish()
 }
 
