@@ -125,8 +125,10 @@ async fn bash_is_refused_unless_allowed() {
     );
 
     // `ask`: the host is asked; a host that says no (or cannot ask) refuses.
-    let mut ask = AgentSettings::default();
-    ask.bash = BashPolicy::Ask;
+    let ask = AgentSettings {
+        bash: BashPolicy::Ask,
+        ..AgentSettings::default()
+    };
     let agent = s.agent(&mock, ask.clone());
     mock.push_turn(&Turn::text(&[]).call("b2", "bash", r#"{"command":"touch ran.txt"}"#));
     mock.push_turn(&Turn::text(&["Declined."]));

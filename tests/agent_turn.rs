@@ -339,8 +339,10 @@ async fn without_a_provider_the_turn_says_how_to_configure_one() {
 async fn the_oldest_half_is_summarised_and_recalled_when_relevant() {
     let s = Setup::new();
     let mock = MockLlm::start(Wire::Chat).await;
-    let mut settings = AgentSettings::default();
-    settings.summarize_after_tokens = 20;
+    let settings = AgentSettings {
+        summarize_after_tokens: 20,
+        ..AgentSettings::default()
+    };
     let agent = s.agent(&mock, settings);
     mock.push_turn(&Turn::text(&[
         "The flux capacitor lives in src/flux.rs and needs 1.21 gigawatts to run at all.",

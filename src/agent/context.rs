@@ -290,10 +290,7 @@ pub fn sanitise(items: Vec<Item>) -> Vec<Item> {
     items
         .into_iter()
         .filter(|i| match i {
-            Item::ToolCall(c) => {
-                let keep = answered.contains(&c.id) && called.insert(c.id.clone());
-                keep
-            }
+            Item::ToolCall(c) => answered.contains(&c.id) && called.insert(c.id.clone()),
             Item::ToolResult(r) => called.contains(&r.call_id),
             _ => true,
         })

@@ -180,7 +180,7 @@ impl Client {
         let idle = self.settings.timeouts.idle;
         let mut parser = self.parser();
         let mut events = response.bytes_stream().eventsource();
-        let fail = |parser: &Box<dyn StreamParser>, error: LlmError| Failure {
+        let fail = |parser: &dyn StreamParser, error: LlmError| Failure {
             error,
             partial_text: parser.partial_text().to_string(),
             usage: parser.usage(),
@@ -188,13 +188,13 @@ impl Client {
         loop {
             let next = tokio::select! {
                 biased;
-                _ = cancel.cancelled() => return Err(fail(&parser, LlmError::Cancelled)),
+                _ = cancel.cancelled() => return Err(fail(parser.as_ref(), LlmError::Cancelled)),
                 n = tokio::time::timeout(idle, events.next()) => n,
             };
             let event = match next {
                 Err(_) => {
                     return Err(fail(
-                        &parser,
+                        parser.as_ref(),
                         LlmError::Timeout {
                             provider,
                             kind: TimeoutKind::Idle,
@@ -207,21 +207,27 @@ impl Client {
                     }
                     let message =
                         "the connection closed before the response was complete".to_string();
-                    return Err(fail(&parser, LlmError::Stream { provider, message }));
+                    return Err(fail(
+                        parser.as_ref(),
+                        LlmError::Stream { provider, message },
+                    ));
                 }
                 Ok(Some(Err(e))) => {
                     let message = match e {
                         eventsource_stream::EventStreamError::Transport(t) => error_chain(&t),
                         other => other.to_string(),
                     };
-                    return Err(fail(&parser, LlmError::Stream { provider, message }));
+                    return Err(fail(
+                        parser.as_ref(),
+                        LlmError::Stream { provider, message },
+                    ));
                 }
                 Ok(Some(Ok(event))) => event,
             };
             match parser.feed(&event, on_delta) {
                 Ok(true) => break,
                 Ok(false) => {}
-                Err(e) => return Err(fail(&parser, e)),
+                Err(e) => return Err(fail(parser.as_ref(), e)),
             }
         }
         let usage = parser.usage();
