@@ -491,3 +491,111 @@ async fn context_shows_exactly_what_would_be_sent() {
     assert!(mock.requests().is_empty(), "nothing was sent");
     server.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn open_conversation_writes_and_shows_the_transcript() {
+    let sandbox = Sandbox::new();
+    let mock = MockLlm::start(Wire::Chat).await;
+    mock.push_turn(&Turn::text(&["Kept."]));
+    let mut server = TestServer::in_process_with_env(env(&sandbox, &mock), sandbox.project());
+    server.initialize(capabilities(false, &sandbox)).await;
+    server
+        .request(
+            "workspace/executeCommand",
+            json!({"command": "mira.ask", "arguments": ["keep this"]}),
+        )
+        .await
+        .unwrap();
+    message(&mut server, "Mira answered").await;
+    server.shutdown().await;
+
+    // A new server (nothing loaded in the client yet) regenerates the file from the store.
+    let mut server = TestServer::in_process_with_env(env(&sandbox, &mock), sandbox.project());
+    server.initialize(capabilities(false, &sandbox)).await;
+    let r = server
+        .request(
+            "workspace/executeCommand",
+            json!({"command": "mira.openConversation"}),
+        )
+        .await
+        .unwrap();
+    let uri = r["uri"].as_str().unwrap().to_string();
+    assert!(uri.ends_with("/conversation.md"));
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !server
+        .server_requests()
+        .iter()
+        .any(|q| q["method"] == "window/showDocument")
+        && Instant::now() < deadline
+    {
+        server
+            .request(
+                "workspace/executeCommand",
+                json!({"command": "mira.status"}),
+            )
+            .await
+            .unwrap();
+    }
+    let show = server
+        .server_requests()
+        .into_iter()
+        .find(|q| q["method"] == "window/showDocument")
+        .expect("showDocument");
+    assert_eq!(show["params"]["uri"], uri.as_str());
+    let text = std::fs::read_to_string(sandbox.mira_home().join("conversation.md")).unwrap();
+    assert!(
+        text.contains("> keep this") && text.contains("Kept.") && text.contains("_completed"),
+        "{text}"
+    );
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn clients_with_change_annotations_confirm_model_edits() {
+    let sandbox = Sandbox::new();
+    std::fs::create_dir_all(sandbox.project().join("src")).unwrap();
+    std::fs::write(sandbox.project().join("src/lib.rs"), "const X: u32 = 1;\n").unwrap();
+    let mock = MockLlm::start(Wire::Chat).await;
+    mock.push_turn(&Turn::text(&[]).call(
+        "e1",
+        "edit_file",
+        r#"{"path":"src/lib.rs","old_string":"1;","new_string":"2;"}"#,
+    ));
+    mock.push_turn(&Turn::text(&["Proposed."]));
+    let mut server = TestServer::in_process_with_env(env(&sandbox, &mock), sandbox.project());
+    let mut caps = capabilities(false, &sandbox);
+    caps["capabilities"]["workspace"]["workspaceEdit"]["changeAnnotationSupport"] =
+        json!({"groupsOnLabel": true});
+    server.initialize(caps).await;
+    server
+        .request(
+            "workspace/executeCommand",
+            json!({"command": "mira.ask", "arguments": ["make X 2"]}),
+        )
+        .await
+        .unwrap();
+    message(&mut server, "Mira answered").await;
+    let edit = server
+        .server_requests()
+        .into_iter()
+        .find(|r| {
+            r["method"] == "workspace/applyEdit"
+                && r["params"]["edit"]["changeAnnotations"].is_object()
+        })
+        .expect("an annotated edit");
+    assert_eq!(
+        edit["params"]["edit"]["changeAnnotations"]["mira"]["needsConfirmation"],
+        true
+    );
+    let e = &edit["params"]["edit"]["documentChanges"][0]["edits"][0];
+    assert_eq!(
+        (e["annotationId"].as_str(), e["newText"].as_str()),
+        (Some("mira"), Some("2"))
+    );
+    assert_eq!(
+        edit["params"]["edit"]["documentChanges"][0]["textDocument"]["version"],
+        Value::Null,
+        "not open: checked against the disk"
+    );
+    server.shutdown().await;
+}

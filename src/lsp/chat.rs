@@ -412,6 +412,9 @@ async fn apply_file_edit(state: Arc<ServerState>, edit: FileEdit) -> EditOutcome
     let can_create = caps
         .and_then(|c| c.resource_operations.as_ref())
         .is_some_and(|ops| ops.contains(&ResourceOperationKind::Create));
+    // Clients with change annotations (VS Code) show model edits in their refactor preview.
+    let annotate = document_changes && caps.is_some_and(|c| c.change_annotation_support.is_some());
+    let annotation = annotate.then(|| "mira".to_string());
     let text_edit = minimal_edit(&edit.base_text, &edit.new_text, state.encoding());
     if edit.create && !(document_changes && can_create) {
         // The client cannot create files: create it empty, then fill it through the editor.
@@ -435,7 +438,7 @@ async fn apply_file_edit(state: Arc<ServerState>, edit: FileEdit) -> EditOutcome
                         overwrite: Some(false),
                         ignore_if_exists: Some(true),
                     }),
-                    annotation_id: None,
+                    annotation_id: annotation.clone(),
                 },
             )));
         }
@@ -444,10 +447,27 @@ async fn apply_file_edit(state: Arc<ServerState>, edit: FileEdit) -> EditOutcome
                 uri: uri.clone(),
                 version,
             },
-            edits: vec![OneOf::Left(text_edit)],
+            edits: vec![match &annotation {
+                Some(id) => OneOf::Right(AnnotatedTextEdit {
+                    text_edit,
+                    annotation_id: id.clone(),
+                }),
+                None => OneOf::Left(text_edit),
+            }],
         }));
+        let change_annotations = annotation.map(|id| {
+            HashMap::from([(
+                id,
+                ChangeAnnotation {
+                    label: "Mira".into(),
+                    needs_confirmation: Some(true),
+                    description: Some("an edit proposed by the model".into()),
+                },
+            )])
+        });
         WorkspaceEdit {
             document_changes: Some(DocumentChanges::Operations(ops)),
+            change_annotations,
             ..Default::default()
         }
     } else {

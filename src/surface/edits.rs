@@ -35,3 +35,49 @@ pub fn write_if_unchanged(edit: &FileEdit) -> EditOutcome {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn edit(path: std::path::PathBuf, base: &str, new: &str, create: bool) -> FileEdit {
+        FileEdit {
+            path,
+            base_version: None,
+            base_text: base.into(),
+            new_text: new.into(),
+            create,
+            diff: String::new(),
+        }
+    }
+
+    #[test]
+    fn writes_only_over_the_text_the_edit_was_computed_against() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("a.txt");
+        std::fs::write(&p, "user typed this\n").unwrap();
+        assert!(matches!(
+            write_if_unchanged(&edit(p.clone(), "old\n", "new\n", false)),
+            EditOutcome::Stale(_)
+        ));
+        assert_eq!(std::fs::read_to_string(&p).unwrap(), "user typed this\n");
+        assert_eq!(
+            write_if_unchanged(&edit(p.clone(), "user typed this\n", "new\n", false)),
+            EditOutcome::Applied
+        );
+        assert_eq!(std::fs::read_to_string(&p).unwrap(), "new\n");
+        assert!(
+            matches!(
+                write_if_unchanged(&edit(p.clone(), "", "x", true)),
+                EditOutcome::Stale(_)
+            ),
+            "create never overwrites"
+        );
+        let q = dir.path().join("sub/b.txt");
+        assert_eq!(
+            write_if_unchanged(&edit(q.clone(), "", "made\n", true)),
+            EditOutcome::Applied
+        );
+        assert_eq!(std::fs::read_to_string(&q).unwrap(), "made\n");
+    }
+}
