@@ -599,3 +599,96 @@ async fn clients_with_change_annotations_confirm_model_edits() {
     );
     server.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_edits_confirm_model_edits_become_proposals_applied_on_request() {
+    let sandbox = Sandbox::new();
+    std::fs::create_dir_all(sandbox.project().join("src")).unwrap();
+    let lib = sandbox.project().join("src/lib.rs");
+    std::fs::write(&lib, "const X: u32 = 1;\n").unwrap();
+    let mock = MockLlm::start(Wire::Anthropic).await;
+    let edit =
+        |n: &str| format!(r#"{{"path":"src/lib.rs","old_string":"1;","new_string":"{n};"}}"#);
+    mock.push_turn(&Turn::text(&[]).call("e1", "edit_file", &edit("2")));
+    mock.push_turn(&Turn::text(&["Proposed."]));
+    let mut server = TestServer::in_process_with_env(env(&sandbox, &mock), sandbox.project());
+    let mut caps = capabilities(false, &sandbox);
+    caps["initializationOptions"]["mira"]["edits"] = json!({"confirm": true});
+    server.initialize(caps).await;
+    server
+        .request(
+            "workspace/executeCommand",
+            json!({"command": "mira.ask", "arguments": ["make X 2"]}),
+        )
+        .await
+        .unwrap();
+    message(&mut server, "Mira answered").await;
+    assert!(
+        mock.requests()[1].raw.contains("proposed as #1"),
+        "the model is told"
+    );
+    let lib_uri = sandbox.file_uri("src/lib.rs");
+    let edits_to_lib = |server: &TestServer| {
+        server
+            .server_requests()
+            .into_iter()
+            .filter(|r| {
+                r["method"] == "workspace/applyEdit"
+                    && r["params"]["edit"]["documentChanges"][0]["textDocument"]["uri"]
+                        == lib_uri.as_str()
+            })
+            .count()
+    };
+    assert_eq!(
+        edits_to_lib(&server),
+        0,
+        "nothing applied before the user says so"
+    );
+    let transcript = transcript_edits(&server);
+    assert!(
+        transcript.contains("**Proposed edit #1** to `src/lib.rs`")
+            && transcript.contains("+const X: u32 = 2;"),
+        "{transcript}"
+    );
+
+    let r = server
+        .request(
+            "workspace/executeCommand",
+            json!({"command": "mira.applyProposal", "arguments": [{"proposal": 1}]}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(r["status"], "applying");
+    message(&mut server, "Mira: applied proposal #1").await;
+    assert_eq!(edits_to_lib(&server), 1);
+    let again = server
+        .request(
+            "workspace/executeCommand",
+            json!({"command": "mira.rejectProposal", "arguments": [{"proposal": 1}]}),
+        )
+        .await;
+    assert!(again.is_err(), "an applied proposal cannot be rejected");
+
+    // A proposal made stale by the user's own change is refused, not forced.
+    mock.push_turn(&Turn::text(&[]).call("e2", "edit_file", &edit("3")));
+    mock.push_turn(&Turn::text(&["Proposed again."]));
+    server
+        .request(
+            "workspace/executeCommand",
+            json!({"command": "mira.ask", "arguments": ["make X 3"]}),
+        )
+        .await
+        .unwrap();
+    message(&mut server, "Mira answered").await;
+    std::fs::write(&lib, "const X: u32 = 1; // touched\n").unwrap();
+    server
+        .request(
+            "workspace/executeCommand",
+            json!({"command": "mira.applyProposal", "arguments": [{"proposal": 2}]}),
+        )
+        .await
+        .unwrap();
+    message(&mut server, "Mira: proposal #2 is stale").await;
+    assert_eq!(edits_to_lib(&server), 1);
+    server.shutdown().await;
+}

@@ -35,6 +35,7 @@ use crate::documents::{
 use crate::store::Store;
 use crate::surface::chat as chat_surface;
 use crate::surface::commands::{AskArgs, CancelArgs};
+use crate::surface::proposals::{self, ProposalStatus};
 use crate::surface::transcript::{self, Coalescer};
 
 /// Chat state of one server: the agent (rebuilt when the configuration changes), running
@@ -47,7 +48,14 @@ pub struct Chat {
 }
 
 enum Out {
-    Event { turn: String, event: TurnEvent },
+    Event {
+        turn: String,
+        event: TurnEvent,
+    },
+    /// Text for the transcript outside the model's stream (a proposal's diff).
+    Note {
+        text: String,
+    },
     Open,
 }
 
@@ -300,6 +308,143 @@ struct LspHost {
     turn: String,
 }
 
+impl LspHost {
+    async fn propose(&self, edit: FileEdit) -> EditOutcome {
+        let Ok(store) = self.state.store().cloned() else {
+            return EditOutcome::Rejected("the store is unavailable".into());
+        };
+        let (turn, e) = (self.turn.clone(), edit.clone());
+        let id =
+            tokio::task::spawn_blocking(move || store.write(|tx| proposals::create(tx, &turn, &e)))
+                .await;
+        let id = match id {
+            Ok(Ok(id)) => id,
+            _ => return EditOutcome::Rejected("could not store the proposal".into()),
+        };
+        let root = self
+            .state
+            .session()
+            .map(|s| s.project.root.clone())
+            .unwrap_or_default();
+        let shown = chat_surface::relative(&root, &edit.path);
+        let _ = self.out.send(Out::Note {
+            text: proposals::transcript_block(id, &shown, &edit.diff),
+        });
+        self.state.show(
+            MessageType::INFO,
+            format!("Mira proposes edit #{id} to {shown}: `mira.applyProposal {id}` applies it, `mira.rejectProposal {id}` drops it"),
+        );
+        EditOutcome::Proposed { id }
+    }
+}
+
+fn proposal_store(state: &ServerState) -> std::result::Result<Store, String> {
+    state
+        .store()
+        .cloned()
+        .map_err(|e| format!("memory and conversation are unavailable: {e}"))
+}
+
+/// `mira.applyProposal {proposal}`: answers at once; the edit goes to the editor from a task,
+/// and only if the file still holds the text the proposal was computed against.
+pub async fn apply_proposal(
+    state: &Arc<ServerState>,
+    id: i64,
+) -> std::result::Result<Value, String> {
+    let store = proposal_store(state)?;
+    let s = store.clone();
+    let p = tokio::task::spawn_blocking(move || s.read(|c| proposals::get(c, id)))
+        .await
+        .map_err(|e| e.to_string())?
+        .map_err(|e| e.to_string())?
+        .ok_or_else(|| format!("there is no proposal #{id}"))?;
+    if p.status != ProposalStatus::Pending {
+        return Err(format!("proposal #{id} is already {}", p.status.as_str()));
+    }
+    let st = state.clone();
+    tokio::spawn(async move {
+        let uri = path_to_uri(&p.path);
+        let open = uri.and_then(|u| st.documents().get(&u).map(|d| (d.version(), d.text())));
+        let (version, current) = match open {
+            Some((v, t)) => (Some(v), Some(t)),
+            None => {
+                let path = p.path.clone();
+                (
+                    None,
+                    tokio::task::spawn_blocking(move || std::fs::read_to_string(path).ok())
+                        .await
+                        .ok()
+                        .flatten(),
+                )
+            }
+        };
+        let base = current.clone().unwrap_or_default();
+        let settle = |status: ProposalStatus| {
+            let s = store.clone();
+            tokio::task::spawn_blocking(move || s.write(|tx| proposals::settle(tx, id, status)))
+        };
+        if proposals::hash(&base) != p.base_hash {
+            let _ = settle(ProposalStatus::Stale).await;
+            st.show(
+                MessageType::WARNING,
+                format!(
+                    "Mira: proposal #{id} is stale: the file changed since it was made; ask again"
+                ),
+            );
+            return;
+        }
+        let edit = FileEdit {
+            path: p.path,
+            base_version: version,
+            base_text: base,
+            new_text: p.new_text,
+            create: current.is_none(),
+            diff: p.diff,
+        };
+        match apply_file_edit(st.clone(), edit).await {
+            EditOutcome::Applied => {
+                let _ = settle(ProposalStatus::Applied).await;
+                st.show(MessageType::INFO, format!("Mira: applied proposal #{id}"));
+            }
+            EditOutcome::Stale(why) => {
+                let _ = settle(ProposalStatus::Stale).await;
+                st.show(
+                    MessageType::WARNING,
+                    format!("Mira: proposal #{id} is stale: {why}"),
+                );
+            }
+            EditOutcome::Rejected(why) => {
+                st.show(
+                    MessageType::WARNING,
+                    format!("Mira: proposal #{id} was not applied: {why}"),
+                );
+            }
+            // apply_file_edit applies or refuses; it never proposes.
+            EditOutcome::Proposed { .. } => {}
+        }
+    });
+    Ok(json!({ "proposal": id, "status": "applying" }))
+}
+
+/// `mira.rejectProposal {proposal}`.
+pub async fn reject_proposal(
+    state: &Arc<ServerState>,
+    id: i64,
+) -> std::result::Result<Value, String> {
+    let store = proposal_store(state)?;
+    let settled = tokio::task::spawn_blocking(move || {
+        store.write(|tx| proposals::settle(tx, id, ProposalStatus::Rejected))
+    })
+    .await
+    .map_err(|e| e.to_string())?
+    .map_err(|e| e.to_string())?;
+    if !settled {
+        return Err(format!("proposal #{id} does not exist or is not pending"));
+    }
+    state.show(MessageType::INFO, format!("Mira: rejected proposal #{id}"));
+    Ok(json!({ "proposal": id, "status": "rejected" }))
+}
+
 impl TurnHost for LspHost {
     fn event(&self, event: TurnEvent) {
         let _ = self.out.send(Out::Event {
@@ -318,7 +463,22 @@ impl TurnHost for LspHost {
     }
 
     fn apply_edit(&self, edit: FileEdit) -> BoxFuture<'_, EditOutcome> {
-        Box::pin(apply_file_edit(self.state.clone(), edit))
+        Box::pin(async move {
+            let annotations = self
+                .state
+                .session()
+                .and_then(|s| s.capabilities.workspace.as_ref())
+                .and_then(|w| w.workspace_edit.as_ref())
+                .is_some_and(|w| {
+                    w.document_changes == Some(true) && w.change_annotation_support.is_some()
+                });
+            // Clients with change annotations confirm in their own preview; others get a
+            // proposal to apply explicitly when the user asked for confirmation.
+            if self.state.config().config.edits.confirm && !annotations {
+                return self.propose(edit).await;
+            }
+            apply_file_edit(self.state.clone(), edit).await
+        })
     }
 
     fn approve(&self, question: String) -> BoxFuture<'_, bool> {
@@ -632,6 +792,10 @@ impl Writer {
                 self.show().await;
             }
             Out::Event { turn, event } => self.event(turn, event).await,
+            Out::Note { text } => {
+                self.flush().await;
+                self.append(&text).await;
+            }
         }
     }
 

@@ -20,12 +20,15 @@ pub async fn execute(
     })?;
     match command {
         Command::Status => status(state).await,
-        Command::Ask(args) => super::chat::ask(state, args).map(Some).map_err(|msg| {
-            state.show(MessageType::ERROR, format!("Mira: {msg}"));
-            Error::invalid_params(msg)
-        }),
+        Command::Ask(args) => report(state, super::chat::ask(state, args)),
         Command::Cancel(args) => Ok(Some(super::chat::cancel(state, args))),
         Command::OpenConversation => Ok(Some(super::chat::open_conversation(state))),
+        Command::ApplyProposal(a) => {
+            report(state, super::chat::apply_proposal(state, a.proposal).await)
+        }
+        Command::RejectProposal(a) => {
+            report(state, super::chat::reject_proposal(state, a.proposal).await)
+        }
         other => {
             let msg = format!(
                 "{} is not available in this build of Mira yet",
@@ -35,6 +38,17 @@ pub async fn execute(
             Err(Error::invalid_params(msg))
         }
     }
+}
+
+/// A command's result, or its error said where Helix users look too.
+fn report(
+    state: &Arc<ServerState>,
+    r: std::result::Result<LSPAny, String>,
+) -> Result<Option<LSPAny>> {
+    r.map(Some).map_err(|msg| {
+        state.show(MessageType::ERROR, format!("Mira: {msg}"));
+        Error::invalid_params(msg)
+    })
 }
 
 async fn status(state: &Arc<ServerState>) -> Result<Option<LSPAny>> {

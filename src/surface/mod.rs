@@ -6,5 +6,6 @@ pub mod chat;
 pub mod commands;
 pub mod doctor;
 pub mod edits;
+pub mod proposals;
 pub mod status;
 pub mod transcript;
