@@ -692,3 +692,65 @@ async fn with_edits_confirm_model_edits_become_proposals_applied_on_request() {
     assert_eq!(edits_to_lib(&server), 1);
     server.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn helix_gets_show_document_without_advertising_it_and_no_progress() {
+    let sandbox = Sandbox::new();
+    let mock = MockLlm::start(Wire::Chat).await;
+    mock.push_turn(&Turn::text(&["Hi Helix."]));
+    let mut server = TestServer::in_process_with_env(env(&sandbox, &mock), sandbox.project());
+    server
+        .initialize(json!({
+            "processId": null,
+            "rootUri": sandbox.project_uri(),
+            "capabilities": {"general": {"positionEncodings": ["utf-8", "utf-32", "utf-16"]}},
+            "clientInfo": {"name": "helix", "version": "25.07"}
+        }))
+        .await;
+    server
+        .request(
+            "workspace/executeCommand",
+            json!({"command": "mira.ask", "arguments": ["hello", "there"]}),
+        )
+        .await
+        .unwrap();
+    message(&mut server, "Mira answered").await;
+    let methods: Vec<String> = server
+        .server_requests()
+        .iter()
+        .map(|r| r["method"].as_str().unwrap().to_string())
+        .collect();
+    assert!(
+        methods.contains(&"window/showDocument".to_string()),
+        "{methods:?}"
+    );
+    assert!(
+        !methods.contains(&"window/workDoneProgress/create".to_string()),
+        "{methods:?}"
+    );
+    // Without documentChanges support the transcript edits use `changes`.
+    let edit = server
+        .server_requests()
+        .into_iter()
+        .find(|r| r["method"] == "workspace/applyEdit")
+        .expect("an edit");
+    let changes = edit["params"]["edit"]["changes"]
+        .as_object()
+        .expect("changes");
+    let text: String = changes
+        .values()
+        .flat_map(|v| {
+            v.as_array()
+                .unwrap()
+                .iter()
+                .map(|e| e["newText"].as_str().unwrap().to_string())
+        })
+        .collect();
+    assert!(text.contains("Hi Helix."), "{text}");
+    let raw = &mock.requests()[0].raw;
+    assert!(
+        raw.contains("hello there"),
+        "bare strings are joined into the question"
+    );
+    server.shutdown().await;
+}
