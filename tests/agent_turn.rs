@@ -403,3 +403,134 @@ async fn the_oldest_half_is_summarised_and_recalled_when_relevant() {
     );
     assert_eq!(mock.violations(), Vec::<String>::new());
 }
+
+#[tokio::test]
+async fn deepseek_reasoning_goes_back_with_its_tool_calls() {
+    let s = Setup::new();
+    let mock = MockLlm::start(Wire::Chat).await;
+    mock.push_turn(
+        &Turn::text(&[])
+            .reasoning("I should read main.rs first.")
+            .call("call_00_abc", "read_file", r#"{"path": "src/main.rs"}"#),
+    );
+    mock.push_turn(&Turn::text(&["It prints hello."]));
+    let mut p = mira::llm::ProviderSettings::new(
+        mira::llm::ProviderKind::OpenAiChat,
+        mock.base_url(),
+        "deepseek-v4-flash",
+    )
+    .with_key(secrecy::SecretString::from("k-test-deepseek"));
+    p.flavour = mira::llm::ChatFlavour::DeepSeek;
+    let agent = mira::agent::Agent::new(s.store.clone(), Ok(p), AgentSettings::default());
+    let out = run(
+        &agent,
+        s.ask("what does main print?"),
+        &RecordingHost::default(),
+    )
+    .await;
+    assert_eq!(out.status, TurnStatus::Completed, "{:?}", out.error);
+    let second = &mock.requests()[1].body;
+    let assistant = second["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "assistant")
+        .unwrap()
+        .clone();
+    assert_eq!(
+        assistant["reasoning_content"],
+        "I should read main.rs first."
+    );
+    assert_eq!(assistant["tool_calls"][0]["id"], "call_00_abc");
+    // …and in later turns too, from the store.
+    mock.push_turn(&Turn::text(&["Yes."]));
+    run(&agent, s.ask("sure?"), &RecordingHost::default()).await;
+    let third = mock.requests()[2].raw.clone();
+    assert!(
+        third.contains("\"reasoning_content\":\"I should read main.rs first.\""),
+        "{third}"
+    );
+    assert_eq!(mock.violations(), Vec::<String>::new());
+}
+
+#[tokio::test]
+async fn sections_are_cut_to_their_budgets() {
+    let s = Setup::new();
+    let mock = MockLlm::start(Wire::Responses).await;
+    let mut settings = AgentSettings::default();
+    settings.budgets.editor = 200;
+    let agent = s.agent(&mock, settings);
+    let mut ask = s.ask("explain this selection");
+    let selection: String = (0..2000)
+        .map(|i| format!("let value_{i} = compute({i});\n"))
+        .collect();
+    ask.editor = Some(mira::agent::EditorContext {
+        path: Some("src/main.rs".into()),
+        selection: Some(selection),
+        ..Default::default()
+    });
+    let (req, sections) = s.store.read(|c| agent.preview(c, &ask)).unwrap();
+    let editor = sections.iter().find(|x| x.name == "editor").unwrap();
+    assert!(editor.truncated && editor.tokens <= 200, "{editor:?}");
+    let user = match req.items.last().unwrap() {
+        mira::llm::Item::User(u) => u.clone(),
+        other => panic!("{other:?}"),
+    };
+    assert!(
+        user.contains("let value_0 = compute(0);") && !user.contains("value_1999"),
+        "cut from the end"
+    );
+    assert!(
+        user.ends_with("explain this selection"),
+        "the question itself is never cut"
+    );
+    assert!(mock.requests().is_empty());
+}
+
+#[tokio::test]
+async fn the_cost_cap_and_the_tool_call_limit_stop_the_turn() {
+    let s = Setup::new();
+    let mock = MockLlm::start(Wire::Anthropic).await;
+    let mut capped = AgentSettings::default();
+    capped.limits.cost_cap_usd = 0.001;
+    let agent = s.agent(&mock, capped);
+    mock.push_turn(
+        &Turn::text(&["Working."])
+            .call("t1", "list_files", "{}")
+            .usage(200_000, 0, 1000),
+    );
+    let out = run(&agent, s.ask("expensive"), &RecordingHost::default()).await;
+    assert_eq!(out.status, TurnStatus::Limited);
+    assert!(
+        out.error.as_deref().unwrap().contains("agent.cost_cap_usd"),
+        "{:?}",
+        out.error
+    );
+    assert_eq!(mock.requests().len(), 1, "no model call past the cap");
+
+    let mut few = AgentSettings::default();
+    few.limits.max_tool_calls = 1;
+    let agent = s.agent(&mock, few);
+    mock.push_turn(
+        &Turn::text(&[])
+            .call("a", "list_files", "{}")
+            .call("b", "list_files", "{}"),
+    );
+    let host = RecordingHost::default();
+    let out = run(&agent, s.ask("two calls"), &host).await;
+    assert_eq!(out.status, TurnStatus::Limited);
+    assert!(
+        out.error
+            .as_deref()
+            .unwrap()
+            .contains("agent.max_tool_calls")
+    );
+    assert_eq!(host.tool_results().len(), 1, "only one tool ran");
+    mock.push_turn(&Turn::text(&["ok"]));
+    run(&agent, s.ask("next"), &RecordingHost::default()).await;
+    assert_eq!(
+        mock.violations(),
+        Vec::<String>::new(),
+        "the unrun call still got a result"
+    );
+}
