@@ -754,3 +754,26 @@ async fn helix_gets_show_document_without_advertising_it_and_no_progress() {
     );
     server.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_a_provider_ask_says_how_to_set_one() {
+    let sandbox = Sandbox::new();
+    let mut server = TestServer::in_process(&sandbox);
+    server.initialize(capabilities(false, &sandbox)).await;
+    let r = server
+        .request(
+            "workspace/executeCommand",
+            json!({"command": "mira.ask", "arguments": ["hello"]}),
+        )
+        .await
+        .unwrap();
+    assert!(r["turn"].is_string());
+    let m = message(&mut server, "Mira: turn failed").await;
+    assert!(
+        m.contains("no LLM provider is configured")
+            && m.contains("OPENAI_API_KEY")
+            && !m.contains('\n'),
+        "{m}"
+    );
+    server.shutdown().await;
+}

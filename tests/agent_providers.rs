@@ -264,3 +264,34 @@ fn no_provider_says_how_to_set_one() {
     let ollama = ProviderSettings::resolve(&local, &ApiKeys::default()).unwrap();
     assert_eq!(ollama.flavour, mira::llm::ChatFlavour::Ollama);
 }
+
+#[test]
+fn the_config_the_message_suggests_actually_works() {
+    use mira::config::{ApiKeys, ConfigInputs, Env, ProviderConfig};
+    let err = ProviderSettings::resolve(&ProviderConfig::default(), &ApiKeys::default())
+        .unwrap_err()
+        .to_string();
+    let snippet: String = err
+        .lines()
+        .skip_while(|l| l.trim() != "[provider]")
+        .take_while(|l| l.starts_with("    "))
+        .map(|l| format!("{}\n", l.trim()))
+        .collect();
+    assert!(snippet.starts_with("[provider]\n"), "{err}");
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("config.toml");
+    std::fs::write(&file, &snippet).unwrap();
+    let loaded = mira::config::load(&ConfigInputs {
+        env: Env::from_pairs([("HOME", dir.path().to_str().unwrap())]),
+        user_file: Some(file),
+        project_root: None,
+        editor: None,
+    })
+    .unwrap();
+    assert!(loaded.unknown.is_empty(), "{:?}", loaded.unknown);
+    let s = ProviderSettings::resolve(&loaded.config.provider, &loaded.keys).unwrap();
+    assert_eq!(
+        (s.base_url.as_str(), s.model.as_str()),
+        ("http://127.0.0.1:11434/v1", "qwen3")
+    );
+}

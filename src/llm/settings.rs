@@ -249,7 +249,7 @@ pub enum NoProvider {
          \x20   export DEEPSEEK_API_KEY=sk-...      (DeepSeek)\n\
          or add a [provider] section to ~/.config/mira/config.toml, e.g. for a local Ollama:\n\
          \x20   [provider]\n\
-         \x20   kind = \"openai-chat\"\n\
+         \x20   name = \"openai-chat\"\n\
          \x20   base_url = \"http://127.0.0.1:11434/v1\"\n\
          \x20   model = \"qwen3\"\n\
          Then run `mira doctor` to check."
@@ -264,6 +264,6 @@ pub enum NoProvider {
         kind: ProviderKind,
         var: &'static str,
     },
-    #[error("{0}\nSet `MIRA_PROVIDER` or `provider.kind` to openai, openai-chat or anthropic.")]
+    #[error("{0}\nSet `MIRA_PROVIDER` or `provider.name` to openai, openai-chat or anthropic.")]
     Invalid(String),
 }

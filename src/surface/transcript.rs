@@ -149,10 +149,16 @@ pub fn status_message(o: &TurnOutcome) -> String {
             o.usage.input_tokens, o.usage.output_tokens
         ),
         TurnStatus::Cancelled => "Mira: turn cancelled".to_string(),
+        // One line: Helix shows only the status line, so a multi-line reason is joined.
         _ => format!(
             "Mira: turn {}: {}",
             o.status.as_str(),
-            o.error.as_deref().unwrap_or("unknown error")
+            o.error
+                .as_deref()
+                .unwrap_or("unknown error")
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" ")
         ),
     }
 }
