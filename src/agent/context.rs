@@ -245,9 +245,13 @@ fn history_items(messages: Vec<StoredMessage>, budget: usize) -> (Vec<Item>, usi
     let mut used = 0;
     let mut keep = turns.len();
     for (i, t) in turns.iter().enumerate().rev() {
+        // Tool results are shortened below, so they cost at most their shortened size.
         let cost: usize = t
             .iter()
-            .map(|m| m.tokens.min(HISTORY_TOOL_RESULT_BYTES / 3))
+            .map(|m| match m.item {
+                Item::ToolResult(_) => m.tokens.min(HISTORY_TOOL_RESULT_BYTES / 3),
+                _ => m.tokens,
+            })
             .sum();
         if used + cost > budget {
             break;

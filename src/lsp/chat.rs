@@ -111,13 +111,19 @@ pub fn ask(state: &Arc<ServerState>, args: AskArgs) -> std::result::Result<Value
     let st = state.clone();
     let id = turn.clone();
     tokio::spawn(async move {
-        // Building the agent (HTTP client, TLS roots) happens here, not in the handler.
-        let agent = st.chat.agent(st.config(), &store);
+        // Building the agent (HTTP client) and the project row are blocking work: off the
+        // runtime, and never in the handler.
         let s = store.clone();
-        let project =
-            tokio::task::spawn_blocking(move || chat_surface::project_info(&s, &project)).await;
-        match project {
-            Ok(project) => {
+        let st2 = st.clone();
+        let prepared = tokio::task::spawn_blocking(move || {
+            (
+                st2.chat.agent(st2.config(), &s),
+                chat_surface::project_info(&s, &project),
+            )
+        })
+        .await;
+        match prepared {
+            Ok((agent, project)) => {
                 let ask = Ask {
                     turn: id.clone(),
                     question: args.question,
@@ -219,9 +225,11 @@ impl Backend {
             position: params.position,
         };
         let editor = editor_context(state, &session.project.root, &args);
-        let agent = state.chat.agent(state.config(), &store);
         let project = session.project.clone();
+        let st = state.clone();
         let (req, sections) = tokio::task::spawn_blocking(move || {
+            // Building the agent (HTTP client) is blocking work too.
+            let agent = st.chat.agent(st.config(), &store);
             let project = chat_surface::project_info(&store, &project);
             let ask = Ask {
                 turn: String::new(),

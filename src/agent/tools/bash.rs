@@ -76,6 +76,10 @@ impl Tool for Bash {
                 .arg("-c")
                 .arg(&a.command)
                 .current_dir(cx.root)
+                // The model has no business with the provider keys Mira runs with.
+                .env_remove("OPENAI_API_KEY")
+                .env_remove("ANTHROPIC_API_KEY")
+                .env_remove("DEEPSEEK_API_KEY")
                 .stdin(Stdio::null())
                 .stdout(Stdio::piped())
                 .stderr(Stdio::piped())
