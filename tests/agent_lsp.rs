@@ -777,3 +777,41 @@ async fn without_a_provider_ask_says_how_to_set_one() {
     );
     server.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bash_on_ask_asks_the_user_through_show_message_request() {
+    let sandbox = Sandbox::new();
+    let mock = MockLlm::start(Wire::Chat).await;
+    mock.push_turn(&Turn::text(&[]).call("b1", "bash", r#"{"command":"touch should-not-exist"}"#));
+    mock.push_turn(&Turn::text(&["Not run."]));
+    let mut server = TestServer::in_process_with_env(env(&sandbox, &mock), sandbox.project());
+    let mut caps = capabilities(false, &sandbox);
+    caps["capabilities"]["window"]["showMessage"] =
+        json!({"messageActionItem": {"additionalPropertiesSupport": false}});
+    caps["initializationOptions"]["mira"]["agent"] = json!({"bash": "ask"});
+    server.initialize(caps).await;
+    server
+        .request(
+            "workspace/executeCommand",
+            json!({"command": "mira.ask", "arguments": ["run it"]}),
+        )
+        .await
+        .unwrap();
+    message(&mut server, "Mira answered").await;
+    let asked = server
+        .server_requests()
+        .into_iter()
+        .find(|r| r["method"] == "window/showMessageRequest")
+        .expect("the user was asked");
+    assert!(
+        asked["params"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("touch should-not-exist")
+    );
+    assert_eq!(asked["params"]["actions"][0]["title"], "Allow");
+    // The test client dismisses the question (null): refused.
+    assert!(!sandbox.project().join("should-not-exist").exists());
+    assert!(mock.requests()[1].raw.contains("did not allow"));
+    server.shutdown().await;
+}
