@@ -534,3 +534,63 @@ async fn the_cost_cap_and_the_tool_call_limit_stop_the_turn() {
         "the unrun call still got a result"
     );
 }
+
+#[tokio::test]
+async fn with_responses_store_the_tool_loop_continues_by_previous_response_id() {
+    let s = Setup::new();
+    let mock = MockLlm::start(Wire::Responses).await;
+    mock.push_turn(
+        &Turn::text(&["Looking."])
+            .call("call_a", "read_file", r#"{"path":"src/main.rs"}"#)
+            .call("call_b", "list_files", "{}"),
+    );
+    mock.push_turn(&Turn::text(&[]).call("call_c", "grep", r#"{"pattern":"main"}"#));
+    mock.push_turn(&Turn::text(&["Done."]));
+    let mut p = mira::llm::ProviderSettings::new(
+        mira::llm::ProviderKind::OpenAi,
+        mock.base_url(),
+        "gpt-5.1",
+    )
+    .with_key(secrecy::SecretString::from("k-test"));
+    p.responses_store = true;
+    let agent = mira::agent::Agent::new(s.store.clone(), Ok(p), AgentSettings::default());
+    let out = run(&agent, s.ask("look around"), &RecordingHost::default()).await;
+    assert_eq!(out.status, TurnStatus::Completed, "{:?}", out.error);
+    let reqs = mock.requests();
+    assert_eq!(reqs[0].body["store"], true);
+    assert!(reqs[0].body.get("previous_response_id").is_none());
+    assert!(
+        reqs[0].body.get("include").is_none(),
+        "no encrypted reasoning needed when stored"
+    );
+    let first_id = reqs[1].body["previous_response_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let kinds: Vec<&str> = reqs[1].body["input"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["type"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        kinds,
+        ["function_call_output", "function_call_output"],
+        "only what is new"
+    );
+    assert_ne!(
+        reqs[2].body["previous_response_id"].as_str().unwrap(),
+        first_id,
+        "the chain moves on"
+    );
+    assert_eq!(reqs[2].body["input"].as_array().unwrap().len(), 1);
+    assert_eq!(mock.violations(), Vec::<String>::new());
+
+    // A new turn starts a fresh chain from the stored conversation.
+    mock.push_turn(&Turn::text(&["Again."]));
+    run(&agent, s.ask("and now?"), &RecordingHost::default()).await;
+    let last = mock.requests().last().unwrap().body.clone();
+    assert!(last.get("previous_response_id").is_none());
+    assert!(last["input"].as_array().unwrap().len() > 3);
+    assert_eq!(mock.violations(), Vec::<String>::new());
+}

@@ -12,8 +12,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::config::{BashPolicy, EffortSetting, Loaded};
 use crate::llm::{
-    Client, Delta, Effort, Item, LlmError, NoProvider, ProviderSettings, Request, ToolCall,
-    ToolResult, Usage,
+    Client, Delta, Effort, Item, LlmError, NoProvider, Previous, ProviderSettings, Request,
+    ToolCall, ToolResult, Usage,
 };
 use crate::store::{Store, StoreError};
 
@@ -351,6 +351,9 @@ impl Agent {
         let mut cost = 0.0f64;
         let mut priced = true;
         let mut model = settings.model.clone();
+        // Within the tool loop the chain head is always ours: with `responses_store`, each
+        // call after the first sends only what is new since the previous response.
+        let mut previous: Option<Previous> = None;
         let cx = ToolContext {
             root: &ask.project.root,
             store: &self.store,
@@ -390,7 +393,9 @@ impl Agent {
                 Delta::Reasoning(r) => host.event(TurnEvent::Reasoning(r)),
                 Delta::ToolCallStarted { .. } => {}
             };
-            let result = client.complete(&req, &mut on_delta, cancel).await;
+            let result = client
+                .complete_after(&req, previous.as_ref(), &mut on_delta, cancel)
+                .await;
             let completion = match result {
                 Ok(c) => c,
                 Err(f) => {
@@ -429,6 +434,10 @@ impl Agent {
                 Some(c) => cost += c,
                 None => priced = false,
             }
+            let chain_from = client
+                .chains(&completion)
+                .then(|| completion.response_id.clone())
+                .flatten();
             let produced: Vec<Item> = completion
                 .items
                 .into_iter()
@@ -469,6 +478,10 @@ impl Agent {
                 })
                 .collect();
             items.extend(produced);
+            previous = chain_from.map(|response_id| Previous {
+                response_id,
+                items: items.len(),
+            });
             if calls.is_empty() {
                 break TurnStatus::Completed;
             }

@@ -82,6 +82,9 @@ pub struct ProviderConfig {
     pub idle_timeout_secs: Option<u64>,
     /// Attempts per model call on 429/5xx/connection errors (first one included).
     pub max_attempts: Option<u32>,
+    /// `openai` only: store responses at OpenAI so tool loops continue with
+    /// `previous_response_id` instead of resending the conversation (off: nothing is stored).
+    pub responses_store: Option<bool>,
     /// Prices in USD per million tokens, keyed by model-name prefix; extend or override the
     /// built-in table, e.g. `[provider.prices."my-model"] input = 1.0, output = 2.0`.
     pub prices: std::collections::BTreeMap<String, PriceConfig>,

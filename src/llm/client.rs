@@ -11,8 +11,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::sse::StreamParser;
 use super::{
-    Completion, Delta, Failure, LlmError, ProviderKind, ProviderSettings, Request, TimeoutKind,
-    anthropic, chat, openai,
+    Completion, Delta, Failure, LlmError, Previous, ProviderKind, ProviderSettings, Request,
+    TimeoutKind, anthropic, chat, openai,
 };
 
 /// A configured provider. Cheap to clone (reqwest pools connections behind an Arc).
@@ -62,8 +62,12 @@ impl Client {
 
     /// The JSON body this client would send for `req`.
     pub fn body(&self, req: &Request) -> serde_json::Value {
+        self.body_after(req, None)
+    }
+
+    fn body_after(&self, req: &Request, previous: Option<&Previous>) -> serde_json::Value {
         match self.settings.kind {
-            ProviderKind::OpenAi => openai::body(&self.settings, req),
+            ProviderKind::OpenAi => openai::body(&self.settings, req, previous),
             ProviderKind::OpenAiChat => chat::body(&self.settings, req),
             ProviderKind::Anthropic => anthropic::body(&self.settings, req),
         }
@@ -86,7 +90,27 @@ impl Client {
         on_delta: &mut (dyn FnMut(Delta) + Send),
         cancel: &CancellationToken,
     ) -> Result<Completion, Failure> {
-        let body = serde_json::to_vec(&self.body(req)).expect("request bodies serialise");
+        self.complete_after(req, None, on_delta, cancel).await
+    }
+
+    /// Whether [`Client::complete_after`] can continue a chain from this completion.
+    pub fn chains(&self, completion: &Completion) -> bool {
+        self.settings.kind == ProviderKind::OpenAi
+            && self.settings.responses_store
+            && completion.response_id.is_some()
+    }
+
+    /// [`Client::complete`], continuing `previous` when given (Responses with `store` only;
+    /// other formats always send the whole request).
+    pub async fn complete_after(
+        &self,
+        req: &Request,
+        previous: Option<&Previous>,
+        on_delta: &mut (dyn FnMut(Delta) + Send),
+        cancel: &CancellationToken,
+    ) -> Result<Completion, Failure> {
+        let body =
+            serde_json::to_vec(&self.body_after(req, previous)).expect("request bodies serialise");
         let policy = self.settings.retry;
         let mut attempt = 1;
         let response = loop {

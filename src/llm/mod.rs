@@ -133,6 +133,14 @@ pub struct Request {
     pub effort: Option<Effort>,
 }
 
+/// A Responses chain to continue: the server already holds the first `items` items of the
+/// request under `response_id` (only with `store`, and only when that response was ours).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Previous {
+    pub response_id: String,
+    pub items: usize,
+}
+
 /// Streamed progress, forwarded to the user as it arrives.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Delta {

@@ -9,8 +9,8 @@ use serde_json::{Value, json};
 
 use super::sse::{OpenAiUsage, StreamParser, decode};
 use super::{
-    Completion, Delta, Effort, Item, LlmError, ProviderKind, ProviderSettings, Reasoning, Request,
-    StopReason, ToolCall, Usage,
+    Completion, Delta, Effort, Item, LlmError, Previous, ProviderKind, ProviderSettings, Reasoning,
+    Request, StopReason, ToolCall, Usage,
 };
 
 const KIND: ProviderKind = ProviderKind::OpenAi;
@@ -32,9 +32,11 @@ pub(super) fn reasoning_effort(model: &str, effort: Effort) -> Option<&'static s
     })
 }
 
-pub(super) fn body(s: &ProviderSettings, req: &Request) -> Value {
-    let mut input = Vec::with_capacity(req.items.len());
-    for item in &req.items {
+pub(super) fn body(s: &ProviderSettings, req: &Request, previous: Option<&Previous>) -> Value {
+    let chained = previous.filter(|p| s.responses_store && p.items <= req.items.len());
+    let skip = chained.map_or(0, |p| p.items);
+    let mut input = Vec::with_capacity(req.items.len() - skip);
+    for item in &req.items[skip..] {
         match item {
             Item::User(text) => {
                 input.push(json!({"type": "message", "role": "user", "content": text}))
@@ -75,10 +77,17 @@ pub(super) fn body(s: &ProviderSettings, req: &Request) -> Value {
         "instructions": req.system,
         "input": input,
         "stream": true,
-        "store": false,
-        "include": ["reasoning.encrypted_content"],
+        "store": s.responses_store,
         "max_output_tokens": s.max_output_tokens,
     });
+    if s.responses_store {
+        if let Some(p) = chained {
+            body["previous_response_id"] = json!(p.response_id);
+        }
+    } else {
+        // Stateless: reasoning must travel with the conversation, encrypted.
+        body["include"] = json!(["reasoning.encrypted_content"]);
+    }
     if !tools.is_empty() {
         body["tools"] = Value::Array(tools);
         body["tool_choice"] = json!("auto");

@@ -135,6 +135,9 @@ pub struct ProviderSettings {
     pub api_key: Option<SecretString>,
     pub flavour: ChatFlavour,
     pub max_output_tokens: u32,
+    /// Responses API only: let OpenAI keep responses (`store: true`) so a tool loop sends
+    /// `previous_response_id` and the new items instead of the whole conversation.
+    pub responses_store: bool,
     pub timeouts: Timeouts,
     pub retry: RetryPolicy,
     pub prices: PriceTable,
@@ -151,6 +154,7 @@ impl ProviderSettings {
             model,
             api_key: None,
             max_output_tokens: 8192,
+            responses_store: false,
             timeouts: Timeouts::default(),
             retry: RetryPolicy::default(),
             prices: PriceTable::default(),
@@ -220,6 +224,7 @@ impl ProviderSettings {
             first_byte: secs(cfg.first_byte_timeout_secs, s.timeouts.first_byte),
             idle: secs(cfg.idle_timeout_secs, s.timeouts.idle),
         };
+        s.responses_store = cfg.responses_store.unwrap_or(false);
         if let Some(n) = cfg.max_attempts {
             s.retry.max_attempts = n.max(1);
         }

@@ -106,6 +106,7 @@ fn responses_fixture() {
             tools: Vec::new(),
             effort: Some(Effort::Medium),
         },
+        None,
     );
     assert_eq!(body["store"], json!(false));
     assert_eq!(body["include"], json!(["reasoning.encrypted_content"]));

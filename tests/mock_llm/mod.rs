@@ -96,6 +96,8 @@ pub enum Reply {
         gap: Duration,
         /// Send only this many events, then drop the connection mid-body.
         cut_after: Option<usize>,
+        /// Responses only: the response id and its call ids, for `previous_response_id`.
+        response: Option<(String, Vec<String>)>,
     },
     Status {
         code: u16,
@@ -106,11 +108,22 @@ pub enum Reply {
 
 impl Reply {
     pub fn turn(wire: Wire, turn: &Turn) -> Reply {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        static RESPONSES: AtomicUsize = AtomicUsize::new(1);
+        let (frames, response) = match wire {
+            Wire::Responses => {
+                let id = format!("resp_mock_{}", RESPONSES.fetch_add(1, Ordering::Relaxed));
+                let calls = turn.calls.iter().map(|c| c.0.clone()).collect();
+                (render_responses(turn, &id), Some((id, calls)))
+            }
+            _ => (render(wire, turn), None),
+        };
         Reply::Stream {
-            frames: render(wire, turn),
+            frames,
             first_byte_delay: Duration::ZERO,
             gap: Duration::from_millis(2),
             cut_after: None,
+            response,
         }
     }
 
@@ -176,6 +189,8 @@ struct State {
     script: VecDeque<Reply>,
     requests: Vec<Captured>,
     violations: Vec<String>,
+    /// Responses served so far: id → the call ids they made.
+    responses: std::collections::HashMap<String, Vec<String>>,
 }
 
 #[derive(Clone)]
@@ -268,7 +283,7 @@ impl MockLlm {
         };
         let reply = {
             let mut st = self.state.lock().unwrap();
-            let mut problems = validate(self.wire, &req);
+            let mut problems = validate(self.wire, &req, &st.responses);
             let expected = match self.wire {
                 Wire::Responses => "/v1/responses",
                 Wire::Chat => "/v1/chat/completions",
@@ -314,7 +329,11 @@ impl MockLlm {
                 first_byte_delay,
                 gap,
                 cut_after,
+                response,
             } => {
+                if let Some((id, calls)) = response {
+                    self.state.lock().unwrap().responses.insert(id, calls);
+                }
                 tokio::time::sleep(first_byte_delay).await;
                 let head = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncache-control: no-cache\r\ntransfer-encoding: chunked\r\nconnection: close\r\n\r\n";
                 if sock.write_all(head.as_bytes()).await.is_err() {
@@ -384,7 +403,11 @@ async fn read_request(sock: &mut TcpStream) -> Option<Captured> {
 }
 
 /// The request invariants providers enforce (400 otherwise), checked on every request.
-fn validate(wire: Wire, req: &Captured) -> Vec<String> {
+fn validate(
+    wire: Wire,
+    req: &Captured,
+    responses: &std::collections::HashMap<String, Vec<String>>,
+) -> Vec<String> {
     let mut p = Vec::new();
     if req.body.is_null() {
         p.push("body is not JSON".into());
@@ -421,6 +444,18 @@ fn validate(wire: Wire, req: &Captured) -> Vec<String> {
     let mut seen: Vec<String> = Vec::new();
     match wire {
         Wire::Responses => {
+            if let Some(prev) = req.body["previous_response_id"].as_str() {
+                match responses.get(prev) {
+                    // Outputs in a chained request answer the previous response's calls.
+                    Some(calls) => open.extend(calls.iter().cloned()),
+                    None => p.push(format!(
+                        "previous_response_id {prev} is not a response of this server"
+                    )),
+                }
+                if req.body["store"] != json!(true) {
+                    p.push("previous_response_id without store: true".into());
+                }
+            }
             for item in req.body["input"].as_array().cloned().unwrap_or_default() {
                 match item["type"].as_str() {
                     Some("function_call") => {
@@ -550,7 +585,7 @@ fn split2(s: &str) -> [&str; 2] {
 /// Render a scripted turn as SSE frames (`event:`/`data:` lines plus the blank line).
 pub fn render(wire: Wire, t: &Turn) -> Vec<String> {
     match wire {
-        Wire::Responses => render_responses(t),
+        Wire::Responses => render_responses(t, "resp_mock"),
         Wire::Chat => render_chat(t),
         Wire::Anthropic => render_anthropic(t),
     }
@@ -560,7 +595,7 @@ fn ev(name: &str, data: Value) -> String {
     format!("event: {name}\ndata: {data}\n\n")
 }
 
-fn render_responses(t: &Turn) -> Vec<String> {
+fn render_responses(t: &Turn, id: &str) -> Vec<String> {
     let mut f = Vec::new();
     let mut seq = 0;
     let mut next = |v: &mut Value| {
@@ -572,7 +607,7 @@ fn render_responses(t: &Turn) -> Vec<String> {
         next(&mut v);
         f.push(ev(name, v));
     };
-    let resp = |status: &str, output: Value, usage: Value| json!({"id": "resp_mock", "object": "response", "created_at": 1767225600, "status": status, "model": "gpt-5.1", "output": output, "usage": usage, "error": null, "incomplete_details": null, "store": false});
+    let resp = |status: &str, output: Value, usage: Value| json!({"id": id, "object": "response", "created_at": 1767225600, "status": status, "model": "gpt-5.1", "output": output, "usage": usage, "error": null, "incomplete_details": null, "store": false});
     push(
         "response.created",
         json!({"response": resp("in_progress", json!([]), Value::Null)}),
