@@ -36,7 +36,9 @@ fn file_7500_lines() -> String {
     let mut s = String::new();
     for i in 0..7500 {
         match i % 5 {
-            0 => s.push_str(&format!("fn function_{i}(x: u32) -> u32 {{ // 日本語 {i}\n")),
+            0 => s.push_str(&format!(
+                "fn function_{i}(x: u32) -> u32 {{ // 日本語 {i}\n"
+            )),
             1 => s.push_str("    let emoji = \"😀🇫🇷\"; // e\u{301}\n"),
             2 => s.push_str(&format!("    x + {i}\n")),
             3 => s.push_str("}\n"),
@@ -103,11 +105,16 @@ async fn did_change(enc: &str) {
                                                  "end": {"line": 3750, "character": 1}}, "text": "Ж"}]}),
         )
         .await;
-        let id = s.request_start("mira/documentState", json!({"uri": uri})).await;
+        let id = s
+            .request_start("mira/documentState", json!({"uri": uri}))
+            .await;
         s.response(id).await.unwrap();
         lat.push(t.elapsed());
     }
-    println!("didOpen of 7,500 lines + first state ({enc})        {}", ms(open));
+    println!(
+        "didOpen of 7,500 lines + first state ({enc})        {}",
+        ms(open)
+    );
     report(&format!("edit → documentState round trip ({enc})"), lat);
     s.shutdown().await;
 }
@@ -118,8 +125,16 @@ fn main() {
         .build()
         .unwrap();
     rt.block_on(async {
-        println!("Mira LSP core benchmark ({} cores)", std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
-        report("spawn → initialize response (binary, stdio)", initialize_latency(40).await);
+        println!(
+            "Mira LSP core benchmark ({} cores)",
+            std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(1)
+        );
+        report(
+            "spawn → initialize response (binary, stdio)",
+            initialize_latency(40).await,
+        );
         did_change("utf-8").await;
         did_change("utf-16").await;
     });

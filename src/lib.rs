@@ -4,10 +4,12 @@
 //! floors below its own): lsp · surface · agent · index, memory · llm, store, embed ·
 //! config · documents, project.
 
+pub mod agent;
 pub mod config;
 pub mod documents;
 pub mod index;
 pub mod embed;
+pub mod llm;
 pub mod lsp;
 pub mod memory;
 pub mod project;

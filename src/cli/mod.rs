@@ -1,5 +1,6 @@
 //! The command line: parse arguments, call the library, print. No business logic here.
 
+mod agent;
 mod doctor;
 mod index;
 mod memory;
@@ -72,6 +73,28 @@ enum Command {
     Tasks {
         #[command(subcommand)]
         command: Option<memory::TasksCommand>,
+    /// Ask Mira in the one global conversation; the answer streams to stdout
+    Ask {
+        /// The question (several words are joined)
+        #[arg(required = true)]
+        question: Vec<String>,
+        /// Apply file edits without asking (otherwise each diff is confirmed)
+        #[arg(long, short = 'y')]
+        yes: bool,
+        /// Reasoning effort for this question: none, low, medium, high, xhigh (default: auto)
+        #[arg(long)]
+        effort: Option<String>,
+    },
+    /// Show the latest turns of the conversation
+    History {
+        #[arg(long, short = 'n', default_value_t = 10)]
+        limit: usize,
+    },
+    /// Tokens and cost per provider and model
+    Usage {
+        /// How many days back
+        #[arg(long, default_value_t = 30)]
+        days: u32,
     },
 }
 
@@ -101,6 +124,13 @@ pub fn run() -> ExitCode {
         Command::Memories(args) => memory::memories(args),
         Command::Goals { command } => memory::goals(command),
         Command::Tasks { command } => memory::tasks(command),
+        Command::Ask {
+            question,
+            yes,
+            effort,
+        } => agent::ask(question, yes, effort),
+        Command::History { limit } => agent::history(limit),
+        Command::Usage { days } => agent::usage(days),
     };
     ExitCode::from(code as u8)
 }

@@ -73,6 +73,31 @@ pub struct ProviderConfig {
     /// Prefer the provider's environment variable; a key here is accepted but never printed.
     #[serde(skip_serializing)]
     pub api_key: Option<SecretString>,
+    /// Cap on the model's output per call.
+    pub max_output_tokens: Option<u32>,
+    pub connect_timeout_secs: Option<u64>,
+    /// From sending a request to the response headers.
+    pub first_byte_timeout_secs: Option<u64>,
+    /// Longest silence allowed inside a streamed answer.
+    pub idle_timeout_secs: Option<u64>,
+    /// Attempts per model call on 429/5xx/connection errors (first one included).
+    pub max_attempts: Option<u32>,
+    /// `openai` only: store responses at OpenAI so tool loops continue with
+    /// `previous_response_id` instead of resending the conversation (off: nothing is stored).
+    pub responses_store: Option<bool>,
+    /// Prices in USD per million tokens, keyed by model-name prefix; extend or override the
+    /// built-in table, e.g. `[provider.prices."my-model"] input = 1.0, output = 2.0`.
+    pub prices: std::collections::BTreeMap<String, PriceConfig>,
+}
+
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq)]
+pub struct PriceConfig {
+    pub input: f64,
+    #[serde(default)]
+    pub cached_input: Option<f64>,
+    #[serde(default)]
+    pub cache_write: Option<f64>,
+    pub output: f64,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -205,6 +230,26 @@ pub struct AgentConfig {
     pub max_iterations: u32,
     pub max_tool_calls: u32,
     pub cost_cap_usd: f64,
+    /// Reasoning effort: `auto` lets a cheap classifier pick per question.
+    pub effort: EffortSetting,
+    /// Token budget for everything sent in one model call.
+    pub context_tokens: usize,
+    /// When the verbatim conversation passes this many tokens, its oldest half is summarised.
+    pub summarize_after_tokens: usize,
+    /// Tool outputs larger than this become artifacts with a preview.
+    pub artifact_bytes: usize,
+}
+
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum EffortSetting {
+    #[default]
+    Auto,
+    None,
+    Low,
+    Medium,
+    High,
+    Xhigh,
 }
 
 impl Default for AgentConfig {
@@ -214,6 +259,10 @@ impl Default for AgentConfig {
             max_iterations: 24,
             max_tool_calls: 64,
             cost_cap_usd: 1.0,
+            effort: EffortSetting::Auto,
+            context_tokens: 64_000,
+            summarize_after_tokens: 24_000,
+            artifact_bytes: 16 * 1024,
         }
     }
 }

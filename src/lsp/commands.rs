@@ -24,6 +24,15 @@ pub async fn execute(
         Command::Remember(args) => super::memory::remember(state, args).await,
         Command::Recall(args) => super::memory::recall(state, args).await,
         Command::Forget(args) => super::memory::forget(state, args).await,
+        Command::Ask(args) => report(state, super::chat::ask(state, args)),
+        Command::Cancel(args) => Ok(Some(super::chat::cancel(state, args))),
+        Command::OpenConversation => Ok(Some(super::chat::open_conversation(state))),
+        Command::ApplyProposal(a) => {
+            report(state, super::chat::apply_proposal(state, a.proposal).await)
+        }
+        Command::RejectProposal(a) => {
+            report(state, super::chat::reject_proposal(state, a.proposal).await)
+        }
         other => {
             let msg = format!(
                 "{} is not available in this build of Mira yet",
@@ -33,6 +42,17 @@ pub async fn execute(
             Err(Error::invalid_params(msg))
         }
     }
+}
+
+/// A command's result, or its error said where Helix users look too.
+fn report(
+    state: &Arc<ServerState>,
+    r: std::result::Result<LSPAny, String>,
+) -> Result<Option<LSPAny>> {
+    r.map(Some).map_err(|msg| {
+        state.show(MessageType::ERROR, format!("Mira: {msg}"));
+        Error::invalid_params(msg)
+    })
 }
 
 async fn status(state: &Arc<ServerState>) -> Result<Option<LSPAny>> {

@@ -2,6 +2,7 @@
 //! handlers convert protocol types and call into the library.
 
 mod capabilities;
+mod chat;
 mod commands;
 mod memory;
 mod server;
@@ -36,6 +37,8 @@ pub fn build(options: ServeOptions) -> (LspService<Backend>, ClientSocket) {
     LspService::build(|client| Backend::new(client, options))
         .custom_method("mira/documentState", Backend::document_state)
         .custom_method("mira/memories", Backend::memories)
+        .custom_method("mira/history", Backend::history)
+        .custom_method("mira/context", Backend::context)
         .finish()
 }
 

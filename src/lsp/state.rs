@@ -45,6 +45,8 @@ pub struct Session {
 pub struct ServerState {
     pub client: Client,
     pub options: ServeOptions,
+    /// Running turns, the agent and the transcript writer (lsp/chat.rs).
+    pub chat: super::chat::Chat,
     documents: Mutex<Documents>,
     session: OnceLock<Session>,
     config: RwLock<Arc<Loaded>>,
@@ -67,6 +69,7 @@ impl ServerState {
         ServerState {
             client,
             options,
+            chat: Default::default(),
             documents: Mutex::default(),
             session: OnceLock::new(),
             config: RwLock::new(Arc::new(config)),

@@ -2,6 +2,10 @@
 //! LSP contract (DESIGN §3), status, and later code actions, the transcript and proposals.
 //! Both the LSP adapter and the CLI call into here.
 
+pub mod chat;
 pub mod commands;
 pub mod doctor;
+pub mod edits;
+pub mod proposals;
 pub mod status;
+pub mod transcript;

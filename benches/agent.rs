@@ -1,0 +1,313 @@
+//! Benchmark of the agent (prints figures; budgets in DESIGN §10):
+//! - context assembly over a realistic store (verbatim history near the summarisation
+//!   threshold, summaries, hundreds of older messages for recall) — budget p99 ≤ 30 ms
+//! - Mira's added time to first token: `Agent::run` → first streamed text, minus a bare
+//!   provider call → first text, both against the loopback mock — budget ≤ 50 ms
+//!
+//! Run: `cargo bench --bench agent` (release build).
+
+#[path = "../tests/mock_llm/mod.rs"]
+mod mock_llm;
+
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use futures::future::BoxFuture;
+use mira::agent::conversation::{self, NewTurn, TurnEnd, TurnStatus};
+use mira::agent::{
+    Agent, AgentSettings, Ask, EditOutcome, FileEdit, ProjectInfo, TurnEvent, TurnHost,
+};
+use mira::llm::{
+    Client, Item, ProviderKind, ProviderSettings, Request, ToolCall, ToolResult, Usage,
+};
+use mira::store::{Store, StoreError};
+use mock_llm::{MockLlm, Reply, Turn, Wire};
+use secrecy::SecretString;
+use tokio_util::sync::CancellationToken;
+
+fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    sorted[((sorted.len() as f64 - 1.0) * p).round() as usize]
+}
+
+fn ms(d: Duration) -> String {
+    format!("{:.2} ms", d.as_secs_f64() * 1000.0)
+}
+
+fn report(name: &str, mut v: Vec<Duration>) -> (Duration, Duration) {
+    v.sort();
+    let (p50, p99) = (percentile(&v, 0.5), percentile(&v, 0.99));
+    println!(
+        "{name:<46} n={:<5} median {:>10}  p99 {:>10}  min {:>10}  max {:>10}",
+        v.len(),
+        ms(p50),
+        ms(p99),
+        ms(v[0]),
+        ms(*v.last().unwrap())
+    );
+    (p50, p99)
+}
+
+const WORDS: &[&str] = &[
+    "parser",
+    "index",
+    "symbol",
+    "rope",
+    "encoding",
+    "migration",
+    "tokenizer",
+    "cache",
+    "watcher",
+    "provider",
+    "stream",
+    "summary",
+    "artifact",
+    "redaction",
+    "transcript",
+    "progress",
+    "budget",
+];
+
+fn sentence(seed: usize, words: usize) -> String {
+    (0..words)
+        .map(|i| WORDS[(seed * 7 + i * 13) % WORDS.len()])
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// `turns` finished turns with a question, a tool call and result, and an answer.
+fn fill(store: &Store, first: usize, turns: usize) {
+    store
+        .write(|tx| {
+            for t in first..first + turns {
+                let id = conversation::begin_turn(
+                    tx,
+                    &NewTurn {
+                        public_id: &format!("bench-{t}"),
+                        project_id: None,
+                        source: "bench",
+                        provider: ProviderKind::OpenAi,
+                        model: "gpt-5.1",
+                        effort: None,
+                    },
+                )?;
+                conversation::append(
+                    tx,
+                    id,
+                    &Item::User(format!(
+                        "How does the {} work? {}",
+                        WORDS[t % WORDS.len()],
+                        sentence(t, 30)
+                    )),
+                    false,
+                )?;
+                let call = ToolCall {
+                    id: format!("c{t}"),
+                    name: "read_file".into(),
+                    arguments: r#"{"path":"src/lib.rs"}"#.into(),
+                };
+                conversation::append(tx, id, &Item::ToolCall(call), false)?;
+                conversation::append(
+                    tx,
+                    id,
+                    &Item::ToolResult(ToolResult {
+                        call_id: format!("c{t}"),
+                        content: sentence(t + 1, 150),
+                        is_error: false,
+                    }),
+                    false,
+                )?;
+                conversation::append(tx, id, &Item::Assistant(sentence(t + 2, 120)), false)?;
+                conversation::finish_turn(
+                    tx,
+                    id,
+                    &TurnEnd {
+                        status: TurnStatus::Completed,
+                        error: None,
+                        usage: Usage::default(),
+                        cost_usd: Some(0.0),
+                        model_calls: 2,
+                        model: "gpt-5.1",
+                    },
+                )?;
+            }
+            Ok::<_, StoreError>(())
+        })
+        .unwrap();
+}
+
+struct FirstText {
+    started: Mutex<Option<Instant>>,
+    first: Mutex<Option<Duration>>,
+}
+
+impl TurnHost for FirstText {
+    fn event(&self, e: TurnEvent) {
+        if let TurnEvent::Text(_) = e {
+            let mut f = self.first.lock().unwrap();
+            if f.is_none() {
+                *f = Some(self.started.lock().unwrap().unwrap().elapsed());
+            }
+        }
+    }
+    fn apply_edit(&self, _e: FileEdit) -> BoxFuture<'_, EditOutcome> {
+        Box::pin(async { EditOutcome::Rejected("bench".into()) })
+    }
+}
+
+fn main() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("project");
+    std::fs::create_dir_all(root.join("src")).unwrap();
+    let root = root.canonicalize().unwrap();
+    let project = ProjectInfo {
+        id: None,
+        root,
+        name: "project".into(),
+    };
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let mock = rt.block_on(MockLlm::start(Wire::Responses));
+    let mut settings = ProviderSettings::new(ProviderKind::OpenAi, mock.base_url(), "gpt-5.1")
+        .with_key(SecretString::from("bench-key"));
+    settings.retry.max_attempts = 1;
+
+    // 1. Context assembly.
+    let store = Store::open(&dir.path().join("home/mira.db")).unwrap();
+    // 400 older turns covered by summaries, then 50 verbatim turns (~21k tokens).
+    fill(&store, 0, 400);
+    let through: i64 = store
+        .read(|c| c.query_row("SELECT MAX(id) FROM messages", [], |r| r.get(0)))
+        .unwrap();
+    store
+        .write(|tx| {
+            let chunk = through / 3;
+            for i in 0..3 {
+                conversation::insert_summary(
+                    tx,
+                    i * chunk + 1,
+                    if i == 2 { through } else { (i + 1) * chunk },
+                    &sentence(i as usize, 400),
+                )?;
+            }
+            Ok::<_, rusqlite::Error>(())
+        })
+        .unwrap();
+    fill(&store, 400, 50);
+    let agent = Agent::new(
+        store.clone(),
+        Ok(settings.clone()),
+        AgentSettings::default(),
+    );
+    let conn = store.connect().unwrap();
+    mira::agent::tokens::warm_up();
+    let ask = |q: &str| Ask {
+        turn: mira::agent::new_turn_id(),
+        question: q.into(),
+        project: project.clone(),
+        editor: None,
+        effort: None,
+        source: "bench",
+    };
+    let verbatim_tokens: usize = conversation::verbatim(&conn, None)
+        .unwrap()
+        .iter()
+        .map(|m| m.tokens)
+        .sum();
+    println!(
+        "store: 450 turns (400 summarised into 3 summaries), verbatim part {verbatim_tokens} tokens"
+    );
+    let mut times = Vec::new();
+    let mut last_tokens = 0;
+    for i in 0..300 {
+        let q = format!(
+            "why does the {} drop the {} when the {} changes?",
+            WORDS[i % 17],
+            WORDS[(i + 3) % 17],
+            WORDS[(i + 5) % 17]
+        );
+        let t = Instant::now();
+        let (req, sections) = agent.preview(&conn, &ask(&q)).unwrap();
+        times.push(t.elapsed());
+        last_tokens = sections.iter().map(|s| s.tokens).sum::<usize>();
+        std::hint::black_box(req);
+    }
+    println!("assembled context: {last_tokens} tokens");
+    let (_, p99) = report("context assembly", times);
+    println!(
+        "  budget p99 ≤ 30 ms: {}",
+        if p99 <= Duration::from_millis(30) {
+            "met"
+        } else {
+            "MISSED"
+        }
+    );
+
+    // 2. Added time to first token, against the mock with no delay of its own.
+    let reply =
+        || Reply::turn(Wire::Responses, &Turn::text(&["first", " token"])).gap(Duration::ZERO);
+    let client = Client::new(settings.clone()).unwrap();
+    let bare_req = Request {
+        system: "You are Mira.".into(),
+        items: vec![Item::User("hi".into())],
+        tools: Vec::new(),
+        effort: None,
+    };
+    let mut bare = Vec::new();
+    let mut full = Vec::new();
+    let n = 100;
+    for _ in 0..n {
+        mock.push(reply());
+        let t = Instant::now();
+        let mut first = None;
+        rt.block_on(client.complete(
+            &bare_req,
+            &mut |_| {
+                if first.is_none() {
+                    first = Some(t.elapsed());
+                }
+            },
+            &CancellationToken::new(),
+        ))
+        .map_err(|f| f.error)
+        .unwrap();
+        bare.push(first.unwrap());
+    }
+    for i in 0..n {
+        mock.push(reply());
+        let host = FirstText {
+            started: Mutex::new(Some(Instant::now())),
+            first: Mutex::new(None),
+        };
+        let out = rt.block_on(agent.run(
+            ask(&format!(
+                "how does the {} work, question {i}?",
+                WORDS[i % 17]
+            )),
+            &host,
+            &CancellationToken::new(),
+        ));
+        assert_eq!(out.status, TurnStatus::Completed, "{:?}", out.error);
+        full.push(host.first.lock().unwrap().unwrap());
+    }
+    let (bare50, bare99) = report("first token: bare provider call", bare);
+    let (full50, full99) = report("first token: Agent::run (store + context)", full);
+    let added50 = full50.saturating_sub(bare50);
+    let added99 = full99.saturating_sub(bare99);
+    println!(
+        "Mira's added time to first token: median {}  p99 {}",
+        ms(added50),
+        ms(added99)
+    );
+    println!(
+        "  budget ≤ 50 ms: {}",
+        if added50 <= Duration::from_millis(50) {
+            "met"
+        } else {
+            "MISSED"
+        }
+    );
+    assert!(mock.violations().is_empty(), "{:?}", mock.violations());
+}

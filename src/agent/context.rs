@@ -1,0 +1,493 @@
+//! Context assembly: what the model sees for one turn, most stable first so provider prompt
+//! caches hit on the longest prefix (DESIGN §6):
+//!
+//! static instructions + tool docs → project → corrections/preferences → goals/tasks →
+//! summaries (all of these form the system prompt) → recent messages (history items) →
+//! query-dependent context (recalled conversation and memories, relevant code, the editor)
+//! → the user's message (the last item).
+//!
+//! Each section has a token budget (tiktoken o200k). Over the total, the lowest-priority
+//! sections are cut first; corrections and preferences are cut last.
+
+use std::path::{Path, PathBuf};
+use std::sync::LazyLock;
+
+use rusqlite::Connection;
+
+use crate::llm::{Item, ToolSpec};
+
+use super::conversation::{self, StoredMessage};
+use super::redact::redact;
+use super::tokens;
+
+pub const INSTRUCTIONS: &str = "\
+You are Mira, a coding assistant that lives in the user's editor (VS Code, Neovim, Helix) and \
+in their terminal. There is one conversation with this user, across projects and editors, that \
+never restarts: earlier parts appear below as summaries, and older exchanges may be recalled \
+into the context when relevant.
+
+How to work:
+- Be direct and concrete. Answer in Markdown; cite code as `path:line`.
+- Read before you change: use read_file, grep and list_files to check facts instead of guessing.
+- Change files only with edit_file (exact replacement) or write_file. Edits go to the user's \
+editor or are confirmed by the user; a result that says the edit was not applied means it \
+was not, so do not claim otherwise.
+- Tool output may be cut; large outputs are stored as artifacts you can page with read_artifact.
+- Text shown as [REDACTED:…] was a secret removed before it reached you; never ask for it.
+- Corrections and preferences below come from the user: they override your defaults.";
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Budgets {
+    pub total: usize,
+    pub project: usize,
+    pub standing: usize,
+    pub goals: usize,
+    pub summaries: usize,
+    pub history: usize,
+    pub recalled: usize,
+    pub code: usize,
+    pub editor: usize,
+}
+
+impl Default for Budgets {
+    fn default() -> Self {
+        Budgets {
+            total: 64_000,
+            project: 1_000,
+            standing: 3_000,
+            goals: 1_500,
+            summaries: 6_000,
+            history: 32_000,
+            recalled: 2_000,
+            code: 6_000,
+            editor: 8_000,
+        }
+    }
+}
+
+/// Where code context comes from. The conversation is global; the project is not.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ProjectInfo {
+    pub id: Option<i64>,
+    /// Canonical root.
+    pub root: PathBuf,
+    pub name: String,
+}
+
+/// What the editor knows about where the user is.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct EditorContext {
+    /// Root-relative path of the focused file.
+    pub path: Option<String>,
+    pub language: Option<String>,
+    /// 1-based line of the cursor or selection start.
+    pub line: Option<u32>,
+    pub selection: Option<String>,
+    /// Text around the cursor when nothing is selected.
+    pub surrounding: Option<String>,
+    pub diagnostics: Vec<String>,
+}
+
+impl EditorContext {
+    fn render(&self) -> String {
+        let mut s = String::new();
+        if let Some(p) = &self.path {
+            s.push_str(&format!("File: {p}"));
+            if let Some(l) = self.line {
+                s.push_str(&format!(":{l}"));
+            }
+            if let Some(lang) = &self.language {
+                s.push_str(&format!(" ({lang})"));
+            }
+            s.push('\n');
+        }
+        if let Some(sel) = &self.selection {
+            s.push_str(&format!("Selection:\n```\n{sel}\n```\n"));
+        } else if let Some(around) = &self.surrounding {
+            s.push_str(&format!("Around the cursor:\n```\n{around}\n```\n"));
+        }
+        if !self.diagnostics.is_empty() {
+            s.push_str("Diagnostics:\n");
+            for d in &self.diagnostics {
+                s.push_str(&format!("- {d}\n"));
+            }
+        }
+        s
+    }
+}
+
+/// Memory and code knowledge the turn draws on. The memory and index modules implement this;
+/// [`NoSources`] is the empty one.
+pub trait ContextSources: Send + Sync {
+    /// Corrections and preferences: always included.
+    fn standing(&self, _conn: &Connection, _project: Option<i64>) -> Vec<String> {
+        Vec::new()
+    }
+    fn goals(&self, _conn: &Connection, _project: Option<i64>) -> Vec<String> {
+        Vec::new()
+    }
+    /// Memories relevant to the question.
+    fn recall(&self, _conn: &Connection, _query: &str, _project: Option<i64>) -> Vec<String> {
+        Vec::new()
+    }
+    /// Symbols and code relevant to the question.
+    fn code(&self, _conn: &Connection, _query: &str, _project: Option<i64>) -> Vec<String> {
+        Vec::new()
+    }
+}
+
+pub struct NoSources;
+impl ContextSources for NoSources {}
+
+pub struct ContextInput<'a> {
+    pub project: &'a ProjectInfo,
+    pub question: &'a str,
+    pub editor: Option<&'a EditorContext>,
+    pub tools: &'a [ToolSpec],
+    pub sources: &'a dyn ContextSources,
+    /// The running turn, whose own messages are already stored.
+    pub current_turn: Option<i64>,
+}
+
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct SectionReport {
+    pub name: &'static str,
+    pub tokens: usize,
+    pub truncated: bool,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Assembled {
+    pub system: String,
+    /// Earlier messages, oldest first, ending before this turn's user message.
+    pub history: Vec<Item>,
+    /// The user's message with the query-dependent context in front of it.
+    pub user: String,
+    pub sections: Vec<SectionReport>,
+}
+
+static INSTRUCTION_TOKENS: LazyLock<usize> = LazyLock::new(|| tokens::count(INSTRUCTIONS));
+
+/// A section's text cut to its budget.
+struct Part {
+    name: &'static str,
+    text: String,
+    tokens: usize,
+    truncated: bool,
+}
+
+fn part(name: &'static str, text: String, budget: usize) -> Part {
+    let full = tokens::count(&text);
+    if full <= budget {
+        return Part {
+            name,
+            text,
+            tokens: full,
+            truncated: false,
+        };
+    }
+    let cut = tokens::truncate(&text, budget).to_string();
+    let tokens = tokens::count(&cut);
+    Part {
+        name,
+        text: cut,
+        tokens,
+        truncated: true,
+    }
+}
+
+fn bullets(lines: &[String]) -> String {
+    lines.iter().map(|l| format!("- {}\n", l.trim())).collect()
+}
+
+fn project_text(p: &ProjectInfo) -> String {
+    let mut s = format!("Name: {}\nRoot: {}\n", p.name, p.root.display());
+    if let Ok(rd) = std::fs::read_dir(&p.root) {
+        let mut names: Vec<String> = rd
+            .flatten()
+            .filter_map(|e| {
+                let n = e.file_name().to_string_lossy().into_owned();
+                (!n.starts_with('.') || n == ".mira").then(|| {
+                    if e.path().is_dir() {
+                        format!("{n}/")
+                    } else {
+                        n
+                    }
+                })
+            })
+            .collect();
+        names.sort();
+        names.truncate(60);
+        s.push_str(&format!("Top level: {}\n", names.join(", ")));
+    }
+    s
+}
+
+pub fn tool_docs(tools: &[ToolSpec]) -> String {
+    tools
+        .iter()
+        .map(|t| format!("- {}: {}\n", t.name, t.description))
+        .collect()
+}
+
+/// Older tool output is shortened in history: the model saw it whole when it mattered.
+const HISTORY_TOOL_RESULT_BYTES: usize = 4 * 1024;
+
+fn history_items(messages: Vec<StoredMessage>, budget: usize) -> (Vec<Item>, usize, bool) {
+    // Whole turns, newest first, while they fit.
+    let mut turns: Vec<Vec<StoredMessage>> = Vec::new();
+    for m in messages {
+        match turns.last_mut() {
+            Some(t) if t[0].turn_id == m.turn_id => t.push(m),
+            _ => turns.push(vec![m]),
+        }
+    }
+    let mut used = 0;
+    let mut keep = turns.len();
+    for (i, t) in turns.iter().enumerate().rev() {
+        // Tool results are shortened below, so they cost at most their shortened size.
+        let cost: usize = t
+            .iter()
+            .map(|m| match m.item {
+                Item::ToolResult(_) => m.tokens.min(HISTORY_TOOL_RESULT_BYTES / 3),
+                _ => m.tokens,
+            })
+            .sum();
+        if used + cost > budget {
+            break;
+        }
+        used += cost;
+        keep = i;
+    }
+    let truncated = keep > 0;
+    let items = turns
+        .into_iter()
+        .skip(keep)
+        .flatten()
+        .map(|m| match m.item {
+            Item::ToolResult(mut r) if r.content.len() > HISTORY_TOOL_RESULT_BYTES => {
+                let mut end = HISTORY_TOOL_RESULT_BYTES;
+                while !r.content.is_char_boundary(end) {
+                    end -= 1;
+                }
+                r.content.truncate(end);
+                r.content.push_str("\n… [shortened in history]");
+                Item::ToolResult(r)
+            }
+            other => other,
+        })
+        .collect();
+    (sanitise(items), used, truncated)
+}
+
+/// Drop tool calls without results and results without calls (a turn cut off mid-loop, in
+/// this process or another), which every provider rejects.
+pub fn sanitise(items: Vec<Item>) -> Vec<Item> {
+    let answered: std::collections::HashSet<String> = items
+        .iter()
+        .filter_map(|i| match i {
+            Item::ToolResult(r) => Some(r.call_id.clone()),
+            _ => None,
+        })
+        .collect();
+    let mut called = std::collections::HashSet::new();
+    items
+        .into_iter()
+        .filter(|i| match i {
+            Item::ToolCall(c) => answered.contains(&c.id) && called.insert(c.id.clone()),
+            Item::ToolResult(r) => called.contains(&r.call_id),
+            _ => true,
+        })
+        .collect()
+}
+
+pub fn assemble(
+    conn: &Connection,
+    input: &ContextInput,
+    budgets: &Budgets,
+) -> rusqlite::Result<Assembled> {
+    let project_id = input.project.id;
+
+    // Stable sections.
+    let tools = tool_docs(input.tools);
+    let project = part("project", project_text(input.project), budgets.project);
+    let standing = part(
+        "standing",
+        bullets(&input.sources.standing(conn, project_id)),
+        budgets.standing,
+    );
+    let goals = part(
+        "goals",
+        bullets(&input.sources.goals(conn, project_id)),
+        budgets.goals,
+    );
+    let all_summaries = conversation::summaries(conn)?;
+    // The newest summaries are the most relevant; older ones stay searchable.
+    let mut summary_text = String::new();
+    let mut summary_tokens = 0;
+    let mut summaries_cut = false;
+    for s in all_summaries.iter().rev() {
+        if summary_tokens + s.tokens > budgets.summaries {
+            summaries_cut = true;
+            break;
+        }
+        summary_tokens += s.tokens;
+        summary_text = format!("{}\n\n{summary_text}", s.content.trim());
+    }
+    let summaries = Part {
+        name: "summaries",
+        text: summary_text,
+        tokens: summary_tokens,
+        truncated: summaries_cut,
+    };
+
+    // History.
+    let verbatim = conversation::verbatim(conn, input.current_turn)?;
+    let first_verbatim = verbatim.first().map(|m| m.id);
+    let mut messages = verbatim;
+    // This turn's own user message is stored already; it is sent as `user` below.
+    if let Some(cur) = input.current_turn {
+        messages.retain(|m| m.turn_id != cur);
+    }
+    let (history, history_tokens, history_cut) = history_items(messages, budgets.history);
+
+    // Query-dependent.
+    let mut recalled_lines: Vec<String> =
+        conversation::search(conn, input.question, 4, first_verbatim)?
+            .into_iter()
+            .map(|h| {
+                let label = if h.from_summary {
+                    "earlier summary"
+                } else {
+                    "earlier message"
+                };
+                let text: String = h.text.chars().take(600).collect();
+                format!("({label}) {}", text.replace('\n', " "))
+            })
+            .collect();
+    recalled_lines.extend(input.sources.recall(conn, input.question, project_id));
+    let mut recalled = part("recalled", bullets(&recalled_lines), budgets.recalled);
+    let mut code = part(
+        "code",
+        input
+            .sources
+            .code(conn, input.question, project_id)
+            .join("\n\n"),
+        budgets.code,
+    );
+    let editor = part(
+        "editor",
+        input
+            .editor
+            .map(|e| redact(&e.render()).into_owned())
+            .unwrap_or_default(),
+        budgets.editor,
+    );
+
+    let question_tokens = tokens::count(input.question);
+    let tool_tokens = tokens::count(&tools);
+    let mut parts_total = *INSTRUCTION_TOKENS
+        + tool_tokens
+        + project.tokens
+        + standing.tokens
+        + goals.tokens
+        + summaries.tokens
+        + history_tokens
+        + recalled.tokens
+        + code.tokens
+        + editor.tokens
+        + question_tokens;
+    // Over the total: drop the least important query-dependent context first.
+    for p in [&mut recalled, &mut code] {
+        if parts_total > budgets.total && p.tokens > 0 {
+            let keep = p.tokens.saturating_sub(parts_total - budgets.total);
+            let cut = tokens::truncate(&p.text, keep).to_string();
+            parts_total -= p.tokens;
+            p.tokens = tokens::count(&cut);
+            parts_total += p.tokens;
+            p.text = cut;
+            p.truncated = true;
+        }
+    }
+
+    let mut system = String::with_capacity(INSTRUCTIONS.len() + tools.len() + 4096);
+    system.push_str(INSTRUCTIONS);
+    let mut section = |title: &str, body: &str| {
+        if !body.trim().is_empty() {
+            system.push_str("\n\n# ");
+            system.push_str(title);
+            system.push('\n');
+            system.push_str(body.trim_end());
+        }
+    };
+    section("Tools", &tools);
+    section("Project", &project.text);
+    section(
+        "Corrections and preferences (always follow these)",
+        &standing.text,
+    );
+    section("Active goals and tasks", &goals.text);
+    section("Summary of the earlier conversation", &summaries.text);
+
+    let mut context = String::new();
+    let mut block = |title: &str, body: &str| {
+        if !body.trim().is_empty() {
+            context.push_str(&format!("## {title}\n{}\n\n", body.trim_end()));
+        }
+    };
+    block("Recalled from earlier", &recalled.text);
+    block("Relevant code", &code.text);
+    block("Editor", &editor.text);
+    let user = if context.is_empty() {
+        input.question.to_string()
+    } else {
+        format!("<context>\n{}</context>\n\n{}", context, input.question)
+    };
+
+    let sections = vec![
+        SectionReport {
+            name: "instructions",
+            tokens: *INSTRUCTION_TOKENS + tool_tokens,
+            truncated: false,
+        },
+        report(&project),
+        report(&standing),
+        report(&goals),
+        report(&summaries),
+        SectionReport {
+            name: "history",
+            tokens: history_tokens,
+            truncated: history_cut,
+        },
+        report(&recalled),
+        report(&code),
+        report(&editor),
+        SectionReport {
+            name: "question",
+            tokens: question_tokens,
+            truncated: false,
+        },
+    ];
+    Ok(Assembled {
+        system,
+        history,
+        user,
+        sections,
+    })
+}
+
+fn report(p: &Part) -> SectionReport {
+    SectionReport {
+        name: p.name,
+        tokens: p.tokens,
+        truncated: p.truncated,
+    }
+}
+
+/// Project name for display: the configured one, else the root folder's name.
+pub fn project_name(root: &Path, configured: Option<&str>) -> String {
+    configured
+        .map(str::to_string)
+        .or_else(|| root.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .unwrap_or_else(|| root.display().to_string())
+}

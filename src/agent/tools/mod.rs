@@ -1,0 +1,167 @@
+//! The model's tools. One file per tool behind one trait; adding a tool is one file and one
+//! line in [`Registry::standard`].
+//!
+//! Tools run inside the turn's task, never in an LSP handler. Filesystem tools resolve every
+//! path through [`confine::resolve`]; their output is redacted and, when large, turned into
+//! an artifact by the turn loop, not by each tool.
+
+pub mod confine;
+
+mod bash;
+mod edit_file;
+mod grep;
+mod list_files;
+mod read_artifact;
+mod read_file;
+mod write_file;
+
+use std::path::Path;
+
+use futures::future::BoxFuture;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use crate::config::BashPolicy;
+use crate::llm::ToolSpec;
+use crate::store::Store;
+
+use super::host::TurnHost;
+
+pub struct ToolContext<'a> {
+    /// Canonical project root; file tools never leave it.
+    pub root: &'a Path,
+    pub store: &'a Store,
+    /// Row id of the running turn.
+    pub turn: i64,
+    pub host: &'a dyn TurnHost,
+    pub bash: BashPolicy,
+    pub cancel: &'a CancellationToken,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct ToolOutput {
+    /// What the model gets back.
+    pub text: String,
+    /// One line for the user ("read src/main.rs (120 lines)").
+    pub summary: String,
+}
+
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum ToolError {
+    /// Arguments missing, mistyped or not JSON: the model can fix this and retry.
+    #[error("invalid arguments: {0}")]
+    InvalidArgs(String),
+    /// Not allowed (outside the root, bash off, user said no).
+    #[error("refused: {0}")]
+    Refused(String),
+    #[error("{0}")]
+    Failed(String),
+}
+
+pub trait Tool: Send + Sync {
+    fn name(&self) -> &'static str;
+    fn description(&self) -> &'static str;
+    /// JSON Schema of the arguments object.
+    fn parameters(&self) -> Value;
+    /// A short description of one call, shown before it runs.
+    fn describe(&self, args: &Value) -> String;
+    fn run<'a>(
+        &'a self,
+        args: Value,
+        cx: &'a ToolContext<'a>,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>>;
+}
+
+pub struct Registry {
+    tools: Vec<Box<dyn Tool>>,
+}
+
+impl Registry {
+    /// The tools every turn has.
+    pub fn standard() -> Registry {
+        Registry {
+            tools: vec![
+                Box::new(read_file::ReadFile),
+                Box::new(list_files::ListFiles),
+                Box::new(grep::Grep),
+                Box::new(edit_file::EditFile),
+                Box::new(write_file::WriteFile),
+                Box::new(bash::Bash),
+                Box::new(read_artifact::ReadArtifact),
+            ],
+        }
+    }
+
+    pub fn add(&mut self, tool: Box<dyn Tool>) {
+        self.tools.retain(|t| t.name() != tool.name());
+        self.tools.push(tool);
+    }
+
+    pub fn get(&self, name: &str) -> Option<&dyn Tool> {
+        self.tools
+            .iter()
+            .find(|t| t.name() == name)
+            .map(|t| t.as_ref())
+    }
+
+    pub fn names(&self) -> impl Iterator<Item = &'static str> + '_ {
+        self.tools.iter().map(|t| t.name())
+    }
+
+    pub fn specs(&self) -> Vec<ToolSpec> {
+        self.tools
+            .iter()
+            .map(|t| ToolSpec {
+                name: t.name().to_string(),
+                description: t.description().to_string(),
+                parameters: t.parameters(),
+            })
+            .collect()
+    }
+}
+
+pub(crate) fn parse_args<T: DeserializeOwned>(args: Value) -> Result<T, ToolError> {
+    serde_json::from_value(args).map_err(|e| ToolError::InvalidArgs(e.to_string()))
+}
+
+/// Run filesystem work off the async runtime.
+pub(crate) async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> Result<T, ToolError> + Send + 'static,
+) -> Result<T, ToolError> {
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(|e| ToolError::Failed(format!("the tool stopped unexpectedly: {e}")))?
+}
+
+pub(crate) fn arg_str<'a>(args: &'a Value, key: &str) -> &'a str {
+    args.get(key).and_then(Value::as_str).unwrap_or("")
+}
+
+/// Current text of a file: the editor's buffer when open (what the user sees), else the disk.
+pub(crate) fn current_text(
+    cx: &ToolContext,
+    path: &Path,
+) -> Result<(Option<i32>, String), ToolError> {
+    if let Some(doc) = cx.host.open_document(path) {
+        return Ok((Some(doc.version), doc.text));
+    }
+    let bytes = std::fs::read(path).map_err(|e| {
+        ToolError::Failed(format!(
+            "cannot read {}: {e}",
+            confine::display(cx.root, path)
+        ))
+    })?;
+    if bytes.contains(&0) {
+        return Err(ToolError::Failed(format!(
+            "{} is a binary file",
+            confine::display(cx.root, path)
+        )));
+    }
+    String::from_utf8(bytes).map(|t| (None, t)).map_err(|_| {
+        ToolError::Failed(format!(
+            "{} is not UTF-8 text",
+            confine::display(cx.root, path)
+        ))
+    })
+}

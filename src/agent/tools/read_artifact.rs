@@ -1,0 +1,89 @@
+use futures::future::BoxFuture;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::{Tool, ToolContext, ToolError, ToolOutput, blocking, parse_args};
+use crate::agent::conversation;
+
+pub struct ReadArtifact;
+
+#[derive(Deserialize)]
+struct Args {
+    id: i64,
+    #[serde(default)]
+    offset: usize,
+    #[serde(default)]
+    length: Option<usize>,
+}
+
+const DEFAULT_LENGTH: usize = 12 * 1024;
+
+impl Tool for ReadArtifact {
+    fn name(&self) -> &'static str {
+        "read_artifact"
+    }
+
+    fn description(&self) -> &'static str {
+        "Read part of a large tool output that was stored as an artifact (the tool result names \
+         its id). `offset` and `length` are in bytes."
+    }
+
+    fn parameters(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "id": {"type": "integer"},
+                "offset": {"type": "integer", "minimum": 0},
+                "length": {"type": "integer", "minimum": 1}
+            },
+            "required": ["id"],
+            "additionalProperties": false
+        })
+    }
+
+    fn describe(&self, args: &Value) -> String {
+        format!(
+            "read artifact #{}",
+            args.get("id").and_then(Value::as_i64).unwrap_or(0)
+        )
+    }
+
+    fn run<'a>(
+        &'a self,
+        args: Value,
+        cx: &'a ToolContext<'a>,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+        Box::pin(async move {
+            let a: Args = parse_args(args)?;
+            let store = cx.store.clone();
+            let found = blocking(move || {
+                store
+                    .read(|c| conversation::read_artifact(c, a.id))
+                    .map_err(|e| ToolError::Failed(e.to_string()))
+            })
+            .await?;
+            let Some((label, content)) = found else {
+                return Err(ToolError::Failed(format!("no artifact #{}", a.id)));
+            };
+            let mut start = a.offset.min(content.len());
+            while !content.is_char_boundary(start) {
+                start -= 1;
+            }
+            let mut end = (start + a.length.unwrap_or(DEFAULT_LENGTH)).min(content.len());
+            while !content.is_char_boundary(end) {
+                end -= 1;
+            }
+            let mut text = content[start..end].to_string();
+            if end < content.len() {
+                text.push_str(&format!(
+                    "\n… {} more bytes; continue with offset {end}",
+                    content.len() - end
+                ));
+            }
+            Ok(ToolOutput {
+                text,
+                summary: format!("artifact #{} ({label}) bytes {start}..{end}", a.id),
+            })
+        })
+    }
+}

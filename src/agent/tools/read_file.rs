@@ -1,0 +1,84 @@
+use futures::future::BoxFuture;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::{Tool, ToolContext, ToolError, ToolOutput, arg_str, confine, current_text, parse_args};
+
+pub struct ReadFile;
+
+#[derive(Deserialize)]
+struct Args {
+    path: String,
+    /// First line to return, 1-based.
+    #[serde(default)]
+    start_line: Option<usize>,
+    #[serde(default)]
+    max_lines: Option<usize>,
+}
+
+impl Tool for ReadFile {
+    fn name(&self) -> &'static str {
+        "read_file"
+    }
+
+    fn description(&self) -> &'static str {
+        "Read a text file of the project (the editor's unsaved version when it is open). Lines are \
+         prefixed with their 1-based number and a tab; the prefix is not part of the file."
+    }
+
+    fn parameters(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "path": {"type": "string", "description": "Path relative to the project root"},
+                "start_line": {"type": "integer", "minimum": 1},
+                "max_lines": {"type": "integer", "minimum": 1}
+            },
+            "required": ["path"],
+            "additionalProperties": false
+        })
+    }
+
+    fn describe(&self, args: &Value) -> String {
+        format!("read {}", arg_str(args, "path"))
+    }
+
+    fn run<'a>(
+        &'a self,
+        args: Value,
+        cx: &'a ToolContext<'a>,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+        Box::pin(async move {
+            let a: Args = parse_args(args)?;
+            let path = confine::resolve(cx.root, &a.path)?;
+            if path.is_dir() {
+                return Err(ToolError::Failed(format!(
+                    "{} is a directory; use list_files",
+                    a.path
+                )));
+            }
+            let (_, text) = current_text(cx, &path)?;
+            let start = a.start_line.unwrap_or(1).max(1);
+            let max = a.max_lines.unwrap_or(usize::MAX);
+            let mut out = String::with_capacity(text.len() + text.len() / 8);
+            let mut shown = 0;
+            for (i, line) in text.lines().enumerate().skip(start - 1).take(max) {
+                out.push_str(&format!("{:>5}\t{line}\n", i + 1));
+                shown += 1;
+            }
+            let total = text.lines().count();
+            if shown == 0 && total > 0 {
+                return Err(ToolError::InvalidArgs(format!(
+                    "start_line {start} is past the end ({total} lines)"
+                )));
+            }
+            Ok(ToolOutput {
+                text: out,
+                summary: format!(
+                    "read {} ({shown} of {total} lines)",
+                    confine::display(cx.root, &path)
+                ),
+            })
+        })
+    }
+}

@@ -1,0 +1,698 @@
+//! One turn of the global conversation: store the question, assemble context, then loop —
+//! call the model, run the tools it asks for, feed the results back — until it answers, a
+//! limit stops it, the user cancels, or the provider fails. Every item is stored as it
+//! happens, so a crash or a broken stream loses nothing that was already said.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use secrecy::{ExposeSecret, SecretString};
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use crate::config::{BashPolicy, EffortSetting, Loaded};
+use crate::llm::{
+    Client, Delta, Effort, Item, LlmError, NoProvider, Previous, ProviderSettings, Request,
+    ToolCall, ToolResult, Usage,
+};
+use crate::store::{Store, StoreError};
+
+use super::context::{
+    self, Budgets, ContextInput, ContextSources, EditorContext, NoSources, ProjectInfo,
+};
+use super::conversation::{self, NewTurn, ToolCallRecord, ToolOutcome, TurnEnd, TurnStatus};
+use super::host::{TurnEvent, TurnHost, TurnOutcome};
+use super::redact::redact_with;
+use super::router;
+use super::summarize;
+use super::tools::{Registry, ToolContext, ToolError};
+
+#[derive(Clone, Debug)]
+pub struct Limits {
+    pub max_iterations: u32,
+    pub max_tool_calls: u32,
+    /// Stop before another model call once the turn has cost this much (USD).
+    pub cost_cap_usd: f64,
+}
+
+#[derive(Clone, Debug)]
+pub struct AgentSettings {
+    pub limits: Limits,
+    pub bash: BashPolicy,
+    pub effort: EffortSetting,
+    pub budgets: Budgets,
+    pub summarize_after_tokens: usize,
+    pub artifact_bytes: usize,
+}
+
+impl Default for AgentSettings {
+    fn default() -> Self {
+        AgentSettings::from_config(&crate::config::AgentConfig::default())
+    }
+}
+
+impl AgentSettings {
+    pub fn from_config(c: &crate::config::AgentConfig) -> AgentSettings {
+        AgentSettings {
+            limits: Limits {
+                max_iterations: c.max_iterations.max(1),
+                max_tool_calls: c.max_tool_calls,
+                cost_cap_usd: c.cost_cap_usd,
+            },
+            bash: c.bash,
+            effort: c.effort,
+            budgets: Budgets {
+                total: c.context_tokens,
+                ..Budgets::default()
+            },
+            summarize_after_tokens: c.summarize_after_tokens,
+            artifact_bytes: c.artifact_bytes.max(1024),
+        }
+    }
+}
+
+/// One question to the conversation.
+#[derive(Clone, Debug)]
+pub struct Ask {
+    pub turn: String,
+    pub question: String,
+    pub project: ProjectInfo,
+    pub editor: Option<EditorContext>,
+    /// Per-request override of the reasoning effort.
+    pub effort: Option<Effort>,
+    /// Who asked: "cli", "lsp".
+    pub source: &'static str,
+}
+
+pub struct Agent {
+    store: Store,
+    provider: Result<Client, NoProvider>,
+    settings: AgentSettings,
+    tools: Registry,
+    sources: Arc<dyn ContextSources>,
+    /// Configured API keys, removed verbatim from anything stored or sent.
+    secrets: Vec<SecretString>,
+}
+
+/// A fresh turn id: unique across processes sharing the store (time, pid, counter).
+pub fn new_turn_id() -> String {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static COUNTER: AtomicU32 = AtomicU32::new(0);
+    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+    format!("t{:x}-{:x}-{n}", conversation::now_ms(), std::process::id())
+}
+
+impl Agent {
+    pub fn new(
+        store: Store,
+        provider: Result<ProviderSettings, NoProvider>,
+        settings: AgentSettings,
+    ) -> Agent {
+        let mut secrets = Vec::new();
+        let provider = provider.and_then(|p| {
+            secrets.extend(p.api_key.clone());
+            Client::new(p).map_err(|e| NoProvider::Invalid(e.to_string()))
+        });
+        Agent {
+            store,
+            provider,
+            settings,
+            tools: Registry::standard(),
+            sources: Arc::new(NoSources),
+            secrets,
+        }
+    }
+
+    /// From the effective configuration: provider, limits, budgets, bash policy.
+    pub fn from_config(store: Store, loaded: &Loaded) -> Agent {
+        let mut agent = Agent::new(
+            store,
+            ProviderSettings::resolve(&loaded.config.provider, &loaded.keys),
+            AgentSettings::from_config(&loaded.config.agent),
+        );
+        for key in [
+            &loaded.keys.openai,
+            &loaded.keys.anthropic,
+            &loaded.keys.deepseek,
+        ]
+        .into_iter()
+        .flatten()
+        {
+            agent.secrets.push(key.clone());
+        }
+        agent
+    }
+
+    pub fn with_sources(mut self, sources: Arc<dyn ContextSources>) -> Agent {
+        self.sources = sources;
+        self
+    }
+
+    pub fn tools_mut(&mut self) -> &mut Registry {
+        &mut self.tools
+    }
+
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
+    pub fn provider(&self) -> Result<&Client, &NoProvider> {
+        self.provider.as_ref()
+    }
+
+    fn redact(&self, text: &str) -> String {
+        let known: Vec<&str> = self.secrets.iter().map(|s| s.expose_secret()).collect();
+        redact_with(text, &known).into_owned()
+    }
+
+    async fn db<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&Store) -> Result<T, StoreError> + Send + 'static,
+    ) -> Result<T, String> {
+        let store = self.store.clone();
+        tokio::task::spawn_blocking(move || f(&store))
+            .await
+            .map_err(|e| format!("internal error: {e}"))?
+            .map_err(|e| format!("database error: {e}"))
+    }
+
+    /// Exactly what the first model call of a turn would send for this question, without
+    /// storing or sending anything (`mira/context`, and the prefix-stability test).
+    pub fn preview(
+        &self,
+        conn: &rusqlite::Connection,
+        ask: &Ask,
+    ) -> rusqlite::Result<(Request, Vec<context::SectionReport>)> {
+        let question = self.redact(&ask.question);
+        let specs = self.tools.specs();
+        let assembled = context::assemble(
+            conn,
+            &ContextInput {
+                project: &ask.project,
+                question: &question,
+                editor: ask.editor.as_ref(),
+                tools: &specs,
+                sources: self.sources.as_ref(),
+                current_turn: None,
+            },
+            &self.settings.budgets,
+        )?;
+        let mut items = assembled.history;
+        items.push(Item::User(assembled.user));
+        let effort = self.effort_for(ask, &question);
+        Ok((
+            Request {
+                system: assembled.system,
+                items,
+                tools: specs,
+                effort: Some(effort),
+            },
+            assembled.sections,
+        ))
+    }
+
+    fn effort_for(&self, ask: &Ask, question: &str) -> Effort {
+        ask.effort.unwrap_or_else(|| match self.settings.effort {
+            EffortSetting::Auto => router::route(question, ask.editor.as_ref()),
+            EffortSetting::None => Effort::None,
+            EffortSetting::Low => Effort::Low,
+            EffortSetting::Medium => Effort::Medium,
+            EffortSetting::High => Effort::High,
+            EffortSetting::Xhigh => Effort::XHigh,
+        })
+    }
+
+    /// Run a turn to its end. Never panics on provider or tool trouble: the outcome says what
+    /// happened and what to do, and the host saw every step as it happened.
+    pub async fn run(
+        &self,
+        ask: Ask,
+        host: &dyn TurnHost,
+        cancel: &CancellationToken,
+    ) -> TurnOutcome {
+        host.event(TurnEvent::Started {
+            turn: ask.turn.clone(),
+            question: self.redact(&ask.question),
+        });
+        let outcome = match &self.provider {
+            Err(e) => TurnOutcome {
+                turn: ask.turn.clone(),
+                status: TurnStatus::Failed,
+                text: String::new(),
+                usage: Usage::default(),
+                cost_usd: None,
+                error: Some(e.to_string()),
+            },
+            Ok(client) => self.run_with(client, &ask, host, cancel).await,
+        };
+        host.event(TurnEvent::Finished(outcome.clone()));
+        if outcome.status == TurnStatus::Completed
+            && let Ok(client) = &self.provider
+        {
+            match summarize::maybe_summarise(
+                &self.store,
+                client,
+                self.settings.summarize_after_tokens,
+                cancel,
+            )
+            .await
+            {
+                Ok(Some((first, last))) => tracing::info!(
+                    first,
+                    last,
+                    "summarised the oldest part of the conversation"
+                ),
+                Ok(None) => {}
+                Err(e) => tracing::warn!("could not summarise the conversation: {e}"),
+            }
+        }
+        outcome
+    }
+
+    async fn run_with(
+        &self,
+        client: &Client,
+        ask: &Ask,
+        host: &dyn TurnHost,
+        cancel: &CancellationToken,
+    ) -> TurnOutcome {
+        let mut out = TurnOutcome {
+            turn: ask.turn.clone(),
+            status: TurnStatus::Failed,
+            text: String::new(),
+            usage: Usage::default(),
+            cost_usd: None,
+            error: None,
+        };
+        let question = self.redact(&ask.question);
+        let effort = self.effort_for(ask, &question);
+        let settings = client.settings();
+        let specs = self.tools.specs();
+
+        // Store the question and read the latest conversation in one trip off the runtime.
+        let (turn_row, assembled) = {
+            let public = ask.turn.clone();
+            let project = ask.project.clone();
+            let editor = ask.editor.clone();
+            let sources = self.sources.clone();
+            let budgets = self.settings.budgets;
+            let (provider, model, source) = (settings.kind, settings.model.clone(), ask.source);
+            let question = question.clone();
+            let specs = specs.clone();
+            let r = self
+                .db(move |store| {
+                    let turn = store.write(|tx| {
+                        conversation::close_abandoned(tx, &conversation::process_alive)?;
+                        let turn = conversation::begin_turn(
+                            tx,
+                            &NewTurn {
+                                public_id: &public,
+                                project_id: project.id,
+                                source,
+                                provider,
+                                model: &model,
+                                effort: Some(effort),
+                            },
+                        )?;
+                        conversation::append(tx, turn, &Item::User(question.clone()), false)?;
+                        Ok::<_, StoreError>(turn)
+                    })?;
+                    let assembled = store.read(|c| {
+                        context::assemble(
+                            c,
+                            &ContextInput {
+                                project: &project,
+                                question: &question,
+                                editor: editor.as_ref(),
+                                tools: &specs,
+                                sources: sources.as_ref(),
+                                current_turn: Some(turn),
+                            },
+                            &budgets,
+                        )
+                    })?;
+                    Ok((turn, assembled))
+                })
+                .await;
+            match r {
+                Ok(v) => v,
+                Err(e) => {
+                    out.error = Some(e);
+                    return out;
+                }
+            }
+        };
+
+        let mut items = assembled.history;
+        items.push(Item::User(assembled.user));
+        let limits = &self.settings.limits;
+        let mut model_calls = 0u32;
+        let mut tool_calls = 0u32;
+        let mut cost = 0.0f64;
+        let mut priced = true;
+        let mut model = settings.model.clone();
+        // Within the tool loop the chain head is always ours: with `responses_store`, each
+        // call after the first sends only what is new since the previous response.
+        let mut previous: Option<Previous> = None;
+        let cx = ToolContext {
+            root: &ask.project.root,
+            store: &self.store,
+            turn: turn_row,
+            host,
+            bash: self.settings.bash,
+            cancel,
+        };
+
+        let status = 'turn: loop {
+            if model_calls >= limits.max_iterations {
+                out.error = Some(format!(
+                    "stopped after {model_calls} model calls (agent.max_iterations); ask again to let Mira continue"
+                ));
+                break TurnStatus::Limited;
+            }
+            if cost >= limits.cost_cap_usd {
+                out.error = Some(format!(
+                    "stopped at ${cost:.4}, the per-turn cost cap (agent.cost_cap_usd = {}); ask again to continue",
+                    limits.cost_cap_usd
+                ));
+                break TurnStatus::Limited;
+            }
+            let req = Request {
+                system: assembled.system.clone(),
+                items: items.clone(),
+                tools: specs.clone(),
+                effort: Some(effort),
+            };
+            model_calls += 1;
+            let text = &mut out.text;
+            let mut on_delta = |d: Delta| match d {
+                Delta::Text(t) => {
+                    text.push_str(&t);
+                    host.event(TurnEvent::Text(t));
+                }
+                Delta::Reasoning(r) => host.event(TurnEvent::Reasoning(r)),
+                Delta::ToolCallStarted { .. } => {}
+            };
+            let result = client
+                .complete_after(&req, previous.as_ref(), &mut on_delta, cancel)
+                .await;
+            let completion = match result {
+                Ok(c) => c,
+                Err(f) => {
+                    out.usage.add(&f.usage);
+                    let cancelled = matches!(f.error, LlmError::Cancelled);
+                    let message = if cancelled {
+                        "cancelled".to_string()
+                    } else {
+                        f.error.to_string()
+                    };
+                    if !f.partial_text.is_empty() {
+                        let kept = format!(
+                            "{}\n\n[interrupted: {message}]",
+                            self.redact(&f.partial_text)
+                        );
+                        let _ = self
+                            .db(move |s| {
+                                s.write(|tx| {
+                                    conversation::append(tx, turn_row, &Item::Assistant(kept), true)
+                                        .map_err(StoreError::from)
+                                })
+                            })
+                            .await;
+                    }
+                    out.error = Some(message);
+                    break if cancelled {
+                        TurnStatus::Cancelled
+                    } else {
+                        TurnStatus::Failed
+                    };
+                }
+            };
+            out.usage.add(&completion.usage);
+            model = completion.model.clone();
+            match settings.prices.cost(&model, &completion.usage) {
+                Some(c) => cost += c,
+                None => priced = false,
+            }
+            let chain_from = client
+                .chains(&completion)
+                .then(|| completion.response_id.clone())
+                .flatten();
+            let produced: Vec<Item> = completion
+                .items
+                .into_iter()
+                .map(|i| match i {
+                    Item::Assistant(t) => Item::Assistant(self.redact(&t)),
+                    Item::ToolCall(mut c) => {
+                        // Replacements keep JSON valid: the marker has no quotes or backslashes.
+                        c.arguments = self.redact(&c.arguments);
+                        Item::ToolCall(c)
+                    }
+                    Item::Reasoning(mut r) => {
+                        r.text = self.redact(&r.text);
+                        Item::Reasoning(r)
+                    }
+                    other => other,
+                })
+                .collect();
+            let stored = produced.clone();
+            if let Err(e) = self
+                .db(move |s| {
+                    s.write(|tx| {
+                        for i in &stored {
+                            conversation::append(tx, turn_row, i, false)?;
+                        }
+                        Ok::<_, StoreError>(())
+                    })
+                })
+                .await
+            {
+                out.error = Some(e);
+                break TurnStatus::Failed;
+            }
+            let calls: Vec<ToolCall> = produced
+                .iter()
+                .filter_map(|i| match i {
+                    Item::ToolCall(c) => Some(c.clone()),
+                    _ => None,
+                })
+                .collect();
+            items.extend(produced);
+            previous = chain_from.map(|response_id| Previous {
+                response_id,
+                items: items.len(),
+            });
+            if calls.is_empty() {
+                break TurnStatus::Completed;
+            }
+            let mut limited = false;
+            for call in calls {
+                // Every call gets a result, even past the limit, or the next request is invalid.
+                let result = if limited || tool_calls >= limits.max_tool_calls {
+                    limited = true;
+                    let r = ToolResult {
+                        call_id: call.id.clone(),
+                        content: "error: not run: the per-turn tool-call limit was reached".into(),
+                        is_error: true,
+                    };
+                    let _ = self
+                        .store_result(
+                            turn_row,
+                            &call,
+                            &r,
+                            ToolOutcome::Refused,
+                            "not run (limit)",
+                            None,
+                            0,
+                        )
+                        .await;
+                    r
+                } else {
+                    tool_calls += 1;
+                    match self.call_tool(&call, &cx, turn_row).await {
+                        Ok(r) => r,
+                        Err(e) => {
+                            out.error = Some(e);
+                            break 'turn TurnStatus::Failed;
+                        }
+                    }
+                };
+                items.push(Item::ToolResult(result));
+            }
+            if limited {
+                out.error = Some(format!(
+                    "stopped after {tool_calls} tool calls (agent.max_tool_calls); ask again to let Mira continue"
+                ));
+                break TurnStatus::Limited;
+            }
+            if cancel.is_cancelled() {
+                out.error = Some("cancelled".into());
+                break TurnStatus::Cancelled;
+            }
+        };
+
+        out.status = status;
+        out.cost_usd = priced.then_some(cost);
+        let end_error = out.error.clone();
+        let usage = out.usage;
+        let cost_usd = out.cost_usd;
+        let r = self
+            .db(move |s| {
+                s.write(|tx| {
+                    conversation::finish_turn(
+                        tx,
+                        turn_row,
+                        &TurnEnd {
+                            status,
+                            error: end_error.as_deref(),
+                            usage,
+                            cost_usd,
+                            model_calls,
+                            model: &model,
+                        },
+                    )
+                    .map_err(StoreError::from)
+                })
+            })
+            .await;
+        if let Err(e) = r {
+            tracing::error!("could not record the end of turn {}: {e}", ask.turn);
+        }
+        out
+    }
+
+    /// Run one tool call and store its result. Bad arguments, unknown tools, refusals and
+    /// tool failures all become error results the model can react to; only a database
+    /// failure ends the turn.
+    async fn call_tool(
+        &self,
+        call: &ToolCall,
+        cx: &ToolContext<'_>,
+        turn: i64,
+    ) -> Result<ToolResult, String> {
+        let started = Instant::now();
+        let parsed: Result<Value, ToolError> = if call.arguments.trim().is_empty() {
+            Ok(Value::Object(Default::default()))
+        } else {
+            match serde_json::from_str::<Value>(&call.arguments) {
+                Ok(v @ Value::Object(_)) => Ok(v),
+                Ok(_) => Err(ToolError::InvalidArgs(
+                    "the arguments must be one JSON object".into(),
+                )),
+                Err(e) => Err(ToolError::InvalidArgs(format!(
+                    "the arguments are not valid JSON ({e}); send the call again with one complete JSON object"
+                ))),
+            }
+        };
+        let tool = self.tools.get(&call.name);
+        let summary = match (&parsed, tool) {
+            (Ok(args), Some(t)) => t.describe(args),
+            _ => call.name.clone(),
+        };
+        cx.host.event(TurnEvent::ToolCall {
+            name: call.name.clone(),
+            summary: summary.clone(),
+        });
+        let result = match (parsed, tool) {
+            (_, None) => Err(ToolError::InvalidArgs(format!(
+                "there is no tool `{}`; available: {}",
+                call.name,
+                self.tools.names().collect::<Vec<_>>().join(", ")
+            ))),
+            (Err(e), _) => Err(e),
+            (Ok(args), Some(t)) => t.run(args, cx).await,
+        };
+        let (outcome, content, line) = match result {
+            Ok(o) => (ToolOutcome::Ok, o.text, o.summary),
+            Err(e @ ToolError::Refused(_)) => {
+                (ToolOutcome::Refused, format!("error: {e}"), e.to_string())
+            }
+            Err(e) => (ToolOutcome::Error, format!("error: {e}"), e.to_string()),
+        };
+        let content = self.redact(&content);
+        let ok = outcome == ToolOutcome::Ok;
+        // Large output: keep it whole as an artifact, send a preview and how to page it.
+        let (content, artifact) = if content.len() > self.settings.artifact_bytes {
+            let label = format!("{} {}", call.name, summary);
+            let whole = content.clone();
+            let id = self
+                .db(move |s| {
+                    s.write(|tx| {
+                        conversation::store_artifact(tx, turn, &label, &whole)
+                            .map_err(StoreError::from)
+                    })
+                })
+                .await?;
+            let mut end = (self.settings.artifact_bytes / 4).min(content.len());
+            while !content.is_char_boundary(end) {
+                end -= 1;
+            }
+            let end = content[..end].rfind('\n').map_or(end, |n| n + 1);
+            let preview = format!(
+                "{}\n… [output is {} bytes; stored as artifact #{id}. Read more with read_artifact {{\"id\": {id}, \"offset\": {end}}}]",
+                &content[..end],
+                content.len()
+            );
+            (preview, Some(id))
+        } else {
+            (content, None)
+        };
+        let result = ToolResult {
+            call_id: call.id.clone(),
+            content,
+            is_error: !ok,
+        };
+        self.store_result(
+            turn,
+            call,
+            &result,
+            outcome,
+            &line,
+            artifact,
+            started.elapsed().as_millis() as u64,
+        )
+        .await?;
+        cx.host.event(TurnEvent::ToolResult {
+            name: call.name.clone(),
+            ok,
+            summary: line,
+        });
+        Ok(result)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    async fn store_result(
+        &self,
+        turn: i64,
+        call: &ToolCall,
+        result: &ToolResult,
+        outcome: ToolOutcome,
+        summary: &str,
+        artifact: Option<i64>,
+        duration_ms: u64,
+    ) -> Result<(), String> {
+        let (call, result, summary) = (call.clone(), result.clone(), summary.to_string());
+        let arguments = self.redact(&call.arguments);
+        self.db(move |s| {
+            s.write(|tx| {
+                conversation::append(tx, turn, &Item::ToolResult(result.clone()), false)?;
+                conversation::record_tool_call(
+                    tx,
+                    turn,
+                    &ToolCallRecord {
+                        call_id: &call.id,
+                        name: &call.name,
+                        arguments: &arguments,
+                        outcome,
+                        summary: &summary,
+                        output_bytes: result.content.len(),
+                        artifact_id: artifact,
+                        duration_ms,
+                    },
+                )?;
+                Ok::<_, StoreError>(())
+            })
+        })
+        .await
+    }
+}

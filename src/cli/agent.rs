@@ -1,0 +1,286 @@
+//! `mira ask`, `mira history`, `mira usage`: the same global conversation from the terminal.
+
+use std::io::{IsTerminal, Write};
+use std::sync::Arc;
+
+use futures::future::BoxFuture;
+use mira::agent::conversation::{self, MessageKind};
+use mira::agent::{
+    Agent, Ask, EditOutcome, FileEdit, TurnEvent, TurnHost, TurnStatus, new_turn_id,
+};
+use mira::config::{self, ConfigInputs, Loaded};
+use mira::llm::Effort;
+use mira::store::Store;
+use mira::surface::{chat, edits};
+use tokio_util::sync::CancellationToken;
+
+struct Context {
+    loaded: Loaded,
+    store: Store,
+    project: mira::project::Project,
+}
+
+fn open() -> Result<Context, (i32, String)> {
+    let cwd = std::env::current_dir()
+        .map_err(|e| (1, format!("cannot read the current directory: {e}")))?;
+    let project = mira::project::detect(&cwd);
+    let loaded =
+        config::load(&ConfigInputs::from_process(Some(project.root.clone()))).map_err(|e| {
+            (
+                2,
+                format!("{e}\nRun `mira doctor` to see the effective configuration."),
+            )
+        })?;
+    for u in &loaded.unknown {
+        eprintln!("mira: warning: {u} (ignored)");
+    }
+    let store = Store::open(&loaded.database_path()).map_err(|e| (1, e.to_string()))?;
+    Ok(Context {
+        loaded,
+        store,
+        project,
+    })
+}
+
+fn fail((code, message): (i32, String)) -> i32 {
+    eprintln!("mira: {message}");
+    code
+}
+
+/// Prints the answer as it streams; tool activity and questions go to stderr so stdout is
+/// just the answer (pipe-friendly).
+struct CliHost {
+    yes: bool,
+    interactive: bool,
+}
+
+fn confirm(question: String) -> BoxFuture<'static, bool> {
+    Box::pin(async move {
+        tokio::task::spawn_blocking(move || {
+            eprint!("{question} [y/N] ");
+            let _ = std::io::stderr().flush();
+            let mut line = String::new();
+            std::io::stdin().read_line(&mut line).is_ok()
+                && matches!(line.trim(), "y" | "Y" | "yes")
+        })
+        .await
+        .unwrap_or(false)
+    })
+}
+
+impl TurnHost for CliHost {
+    fn event(&self, event: TurnEvent) {
+        match event {
+            TurnEvent::Text(t) => {
+                let mut out = std::io::stdout().lock();
+                let _ = out.write_all(t.as_bytes());
+                let _ = out.flush();
+            }
+            TurnEvent::ToolCall { summary, .. } => eprintln!("\n  → {summary}"),
+            TurnEvent::ToolResult {
+                ok: false, summary, ..
+            } => eprintln!("  ✗ {summary}"),
+            _ => {}
+        }
+    }
+
+    fn apply_edit(&self, edit: FileEdit) -> BoxFuture<'_, EditOutcome> {
+        Box::pin(async move {
+            eprintln!("\n{}", edit.diff.trim_end());
+            let ok = if self.yes {
+                true
+            } else if self.interactive {
+                confirm(format!("Apply this change to {}?", edit.path.display())).await
+            } else {
+                return EditOutcome::Rejected(
+                    "not confirmed; run `mira ask --yes` to apply edits without asking".into(),
+                );
+            };
+            if !ok {
+                return EditOutcome::Rejected("the user declined".into());
+            }
+            let outcome = tokio::task::spawn_blocking(move || edits::write_if_unchanged(&edit))
+                .await
+                .unwrap_or_else(|e| EditOutcome::Rejected(e.to_string()));
+            if outcome == EditOutcome::Applied {
+                eprintln!("  ✓ applied");
+            }
+            outcome
+        })
+    }
+
+    fn approve(&self, question: String) -> BoxFuture<'_, bool> {
+        if self.interactive {
+            confirm(question)
+        } else {
+            Box::pin(async { false })
+        }
+    }
+}
+
+pub fn ask(question: Vec<String>, yes: bool, effort: Option<String>) -> i32 {
+    let question = question.join(" ");
+    if question.trim().is_empty() {
+        eprintln!("mira: nothing to ask; usage: mira ask \"why does the parser drop comments?\"");
+        return 2;
+    }
+    let effort = match effort.map(|e| e.parse::<Effort>()).transpose() {
+        Ok(e) => e,
+        Err(e) => return fail((2, e)),
+    };
+    let cx = match open() {
+        Ok(c) => c,
+        Err(e) => return fail(e),
+    };
+    let project = chat::project_info(&cx.store, &cx.project);
+    let agent = Agent::from_config(cx.store.clone(), &cx.loaded);
+    if let Err(e) = agent.provider() {
+        return fail((2, e.to_string()));
+    }
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => return fail((1, format!("cannot start the async runtime: {e}"))),
+    };
+    let host = CliHost {
+        yes,
+        interactive: std::io::stdin().is_terminal(),
+    };
+    let ask = Ask {
+        turn: new_turn_id(),
+        question,
+        project,
+        editor: None,
+        effort,
+        source: "cli",
+    };
+    let agent = Arc::new(agent);
+    let outcome = runtime.block_on(async {
+        let cancel = CancellationToken::new();
+        let c = cancel.clone();
+        tokio::spawn(async move {
+            if tokio::signal::ctrl_c().await.is_ok() {
+                c.cancel();
+            }
+        });
+        agent.run(ask, &host, &cancel).await
+    });
+    runtime.shutdown_timeout(std::time::Duration::from_millis(100));
+    if !outcome.text.ends_with('\n') {
+        println!();
+    }
+    let cost = outcome.cost_usd.map_or_else(
+        || "cost unknown (no price for this model)".to_string(),
+        |c| format!("${c:.4}"),
+    );
+    let u = outcome.usage;
+    eprintln!(
+        "\n— {} · {} tokens in ({} cached), {} out · {cost}",
+        outcome.status.as_str(),
+        u.input_tokens,
+        u.cached_input_tokens,
+        u.output_tokens
+    );
+    match outcome.status {
+        TurnStatus::Completed => 0,
+        _ => {
+            eprintln!(
+                "mira: {}",
+                outcome
+                    .error
+                    .as_deref()
+                    .unwrap_or("the turn did not complete")
+            );
+            1
+        }
+    }
+}
+
+pub fn history(limit: usize) -> i32 {
+    let cx = match open() {
+        Ok(c) => c,
+        Err(e) => return fail(e),
+    };
+    let turns = match cx.store.read(|c| conversation::history(c, limit, None)) {
+        Ok(t) => t,
+        Err(e) => return fail((1, e.to_string())),
+    };
+    if turns.is_empty() {
+        println!(
+            "No conversation yet. Start one with `mira ask \"…\"` or mira.ask in your editor."
+        );
+        return 0;
+    }
+    for t in turns {
+        let cost = t
+            .cost_usd
+            .map(|c| format!(" · ${c:.4}"))
+            .unwrap_or_default();
+        println!(
+            "── {} · {} · {}/{}{cost}",
+            t.turn,
+            t.status.as_str(),
+            t.provider,
+            t.model
+        );
+        for e in &t.entries {
+            match e.kind {
+                MessageKind::User => println!("you:  {}", e.text.trim()),
+                MessageKind::Assistant => println!("mira: {}", e.text.trim()),
+                MessageKind::ToolCall => {
+                    println!("      → {} {}", e.tool.as_deref().unwrap_or("tool"), e.text)
+                }
+                _ => {}
+            }
+        }
+        if let Some(err) = &t.error {
+            println!("      ({err})");
+        }
+        println!();
+    }
+    0
+}
+
+pub fn usage(days: u32) -> i32 {
+    let cx = match open() {
+        Ok(c) => c,
+        Err(e) => return fail(e),
+    };
+    let since = conversation::now_ms() - i64::from(days) * 86_400_000;
+    let rows = match cx.store.read(|c| conversation::usage(c, since)) {
+        Ok(r) => r,
+        Err(e) => return fail((1, e.to_string())),
+    };
+    println!("Usage over the last {days} days");
+    if rows.is_empty() {
+        println!("  no turns");
+        return 0;
+    }
+    println!(
+        "  {:<12} {:<28} {:>6} {:>12} {:>12} {:>10} {:>10}",
+        "provider", "model", "turns", "input", "cached", "output", "cost"
+    );
+    let mut total = 0.0;
+    for r in &rows {
+        total += r.cost_usd;
+        let unpriced = if r.unpriced_turns > 0 {
+            format!(" ({} unpriced)", r.unpriced_turns)
+        } else {
+            String::new()
+        };
+        println!(
+            "  {:<12} {:<28} {:>6} {:>12} {:>12} {:>10} {:>10}{unpriced}",
+            r.provider,
+            r.model,
+            r.turns,
+            r.input_tokens,
+            r.cached_tokens,
+            r.output_tokens,
+            format!("${:.4}", r.cost_usd)
+        );
+    }
+    println!("  total cost ${total:.4}");
+    0
+}

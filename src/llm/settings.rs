@@ -1,0 +1,274 @@
+//! A provider, resolved: which wire format, where, which model, which key, how patient.
+
+use std::fmt;
+use std::time::Duration;
+
+use secrecy::SecretString;
+
+use super::price::{Price, PriceTable};
+use crate::config::{self, ApiKeys, ProviderConfig};
+
+/// The wire format. `openai-chat` covers every Chat Completions server.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ProviderKind {
+    OpenAi,
+    OpenAiChat,
+    Anthropic,
+}
+
+impl ProviderKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ProviderKind::OpenAi => "openai",
+            ProviderKind::OpenAiChat => "openai-chat",
+            ProviderKind::Anthropic => "anthropic",
+        }
+    }
+
+    pub fn default_base_url(self) -> &'static str {
+        match self {
+            ProviderKind::OpenAi | ProviderKind::OpenAiChat => "https://api.openai.com/v1",
+            ProviderKind::Anthropic => "https://api.anthropic.com/v1",
+        }
+    }
+}
+
+impl fmt::Display for ProviderKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl std::str::FromStr for ProviderKind {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "openai" | "openai-responses" => Ok(ProviderKind::OpenAi),
+            "openai-chat" | "chat" | "deepseek" | "ollama" => Ok(ProviderKind::OpenAiChat),
+            "anthropic" => Ok(ProviderKind::Anthropic),
+            other => Err(format!(
+                "unknown provider `{other}`; expected openai, openai-chat or anthropic"
+            )),
+        }
+    }
+}
+
+/// Chat Completions servers differ in small ways that matter: where reasoning text comes in
+/// and whether it must (DeepSeek thinking mode with tool calls) or must not be echoed back.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ChatFlavour {
+    OpenAi,
+    DeepSeek,
+    Ollama,
+    Generic,
+}
+
+impl ChatFlavour {
+    /// Guess from the base URL and model; `provider.flavour` in config overrides it.
+    pub fn detect(base_url: &str, model: &str) -> ChatFlavour {
+        let url = base_url.to_ascii_lowercase();
+        if url.contains("deepseek") || model.starts_with("deepseek") {
+            ChatFlavour::DeepSeek
+        } else if url.contains(":11434") || url.contains("ollama") {
+            ChatFlavour::Ollama
+        } else if url.contains("api.openai.com") {
+            ChatFlavour::OpenAi
+        } else {
+            ChatFlavour::Generic
+        }
+    }
+
+    /// DeepSeek's legacy `deepseek-reasoner` answers 400 when reasoning comes back; its
+    /// thinking-mode models answer 400 when it does not (after tool calls).
+    pub fn echoes_reasoning(self, model: &str) -> bool {
+        match self {
+            ChatFlavour::DeepSeek => model != "deepseek-reasoner",
+            _ => false,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Timeouts {
+    pub connect: Duration,
+    /// From sending the request to the response headers.
+    pub first_byte: Duration,
+    /// Longest silence allowed between two stream chunks.
+    pub idle: Duration,
+}
+
+impl Default for Timeouts {
+    fn default() -> Self {
+        Timeouts {
+            connect: Duration::from_secs(10),
+            first_byte: Duration::from_secs(120),
+            idle: Duration::from_secs(90),
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RetryPolicy {
+    /// Attempts in total, the first one included.
+    pub max_attempts: u32,
+    pub base_delay: Duration,
+    pub max_delay: Duration,
+}
+
+impl Default for RetryPolicy {
+    fn default() -> Self {
+        RetryPolicy {
+            max_attempts: 4,
+            base_delay: Duration::from_millis(500),
+            max_delay: Duration::from_secs(30),
+        }
+    }
+}
+
+/// Everything a [`super::Client`] needs. The key is a `SecretString`: it never shows in Debug
+/// output, logs or the database.
+#[derive(Clone, Debug)]
+pub struct ProviderSettings {
+    pub kind: ProviderKind,
+    pub base_url: String,
+    pub model: String,
+    pub api_key: Option<SecretString>,
+    pub flavour: ChatFlavour,
+    pub max_output_tokens: u32,
+    /// Responses API only: let OpenAI keep responses (`store: true`) so a tool loop sends
+    /// `previous_response_id` and the new items instead of the whole conversation.
+    pub responses_store: bool,
+    pub timeouts: Timeouts,
+    pub retry: RetryPolicy,
+    pub prices: PriceTable,
+}
+
+impl ProviderSettings {
+    pub fn new(kind: ProviderKind, base_url: impl Into<String>, model: impl Into<String>) -> Self {
+        let base_url = base_url.into().trim_end_matches('/').to_string();
+        let model = model.into();
+        ProviderSettings {
+            kind,
+            flavour: ChatFlavour::detect(&base_url, &model),
+            base_url,
+            model,
+            api_key: None,
+            max_output_tokens: 8192,
+            responses_store: false,
+            timeouts: Timeouts::default(),
+            retry: RetryPolicy::default(),
+            prices: PriceTable::default(),
+        }
+    }
+
+    pub fn with_key(mut self, key: SecretString) -> Self {
+        self.api_key = Some(key);
+        self
+    }
+
+    /// Resolve the provider from configuration (whose environment layer already mapped
+    /// `MIRA_PROVIDER`, `MIRA_MODEL`, `MIRA_BASE_URL`) and the API keys from the environment.
+    /// Without an explicit provider, the first key set picks one: OpenAI, Anthropic, DeepSeek.
+    pub fn resolve(cfg: &ProviderConfig, keys: &ApiKeys) -> Result<ProviderSettings, NoProvider> {
+        const DEEPSEEK: &str = "https://api.deepseek.com";
+        let kind = match cfg.name {
+            Some(config::ProviderKind::Openai) => ProviderKind::OpenAi,
+            Some(config::ProviderKind::OpenaiChat) => ProviderKind::OpenAiChat,
+            Some(config::ProviderKind::Anthropic) => ProviderKind::Anthropic,
+            None if keys.openai.is_some() => ProviderKind::OpenAi,
+            None if keys.anthropic.is_some() => ProviderKind::Anthropic,
+            None if keys.deepseek.is_some() || cfg.base_url.is_some() => ProviderKind::OpenAiChat,
+            None => return Err(NoProvider::Missing),
+        };
+        let deepseek = kind == ProviderKind::OpenAiChat
+            && (cfg
+                .base_url
+                .as_deref()
+                .is_some_and(|u| u.contains("deepseek"))
+                || (cfg.base_url.is_none() && keys.deepseek.is_some() && keys.openai.is_none()));
+        let (key, key_var) = match kind {
+            ProviderKind::OpenAi => (keys.openai.clone(), "OPENAI_API_KEY"),
+            ProviderKind::Anthropic => (keys.anthropic.clone(), "ANTHROPIC_API_KEY"),
+            ProviderKind::OpenAiChat if deepseek => (keys.deepseek.clone(), "DEEPSEEK_API_KEY"),
+            ProviderKind::OpenAiChat => (keys.openai.clone(), "OPENAI_API_KEY"),
+        };
+        let key = cfg.api_key.clone().or(key);
+        // A local server (Ollama, llama.cpp) needs no key; a hosted default does.
+        if key.is_none() && cfg.base_url.is_none() {
+            return Err(NoProvider::MissingKey { kind, var: key_var });
+        }
+        let base_url = cfg.base_url.clone().unwrap_or_else(|| {
+            if deepseek {
+                DEEPSEEK.to_string()
+            } else {
+                kind.default_base_url().to_string()
+            }
+        });
+        let model = cfg.model.clone().unwrap_or_else(|| {
+            match kind {
+                ProviderKind::OpenAi => "gpt-5.1",
+                ProviderKind::Anthropic => "claude-sonnet-4-5",
+                ProviderKind::OpenAiChat if deepseek => "deepseek-chat",
+                ProviderKind::OpenAiChat => "gpt-4.1",
+            }
+            .to_string()
+        });
+        let mut s = ProviderSettings::new(kind, base_url, model);
+        s.api_key = key;
+        if let Some(n) = cfg.max_output_tokens {
+            s.max_output_tokens = n;
+        }
+        let secs = |v: Option<u64>, d: Duration| v.map(Duration::from_secs).unwrap_or(d);
+        s.timeouts = Timeouts {
+            connect: secs(cfg.connect_timeout_secs, s.timeouts.connect),
+            first_byte: secs(cfg.first_byte_timeout_secs, s.timeouts.first_byte),
+            idle: secs(cfg.idle_timeout_secs, s.timeouts.idle),
+        };
+        s.responses_store = cfg.responses_store.unwrap_or(false);
+        if let Some(n) = cfg.max_attempts {
+            s.retry.max_attempts = n.max(1);
+        }
+        for (model, p) in &cfg.prices {
+            s.prices.set(
+                model.clone(),
+                Price {
+                    input: p.input,
+                    cached_input: p.cached_input,
+                    cache_write: p.cache_write,
+                    output: p.output,
+                },
+            );
+        }
+        Ok(s)
+    }
+}
+
+/// Why no provider could be set up, phrased as what to do about it.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum NoProvider {
+    #[error(
+        "no LLM provider is configured.\n\
+         Set one of these environment variables:\n\
+         \x20   export OPENAI_API_KEY=sk-...        (OpenAI, Responses API)\n\
+         \x20   export ANTHROPIC_API_KEY=sk-ant-... (Anthropic)\n\
+         \x20   export DEEPSEEK_API_KEY=sk-...      (DeepSeek)\n\
+         or add a [provider] section to ~/.config/mira/config.toml, e.g. for a local Ollama:\n\
+         \x20   [provider]\n\
+         \x20   name = \"openai-chat\"\n\
+         \x20   base_url = \"http://127.0.0.1:11434/v1\"\n\
+         \x20   model = \"qwen3\"\n\
+         Then run `mira doctor` to check."
+    )]
+    Missing,
+    #[error(
+        "provider `{kind}` is selected but has no API key.\n\
+         Set it with `export {var}=...`, or point `MIRA_BASE_URL` / `provider.base_url` at a \
+         local server that needs none (Ollama, llama.cpp)."
+    )]
+    MissingKey {
+        kind: ProviderKind,
+        var: &'static str,
+    },
+    #[error("{0}\nSet `MIRA_PROVIDER` or `provider.name` to openai, openai-chat or anthropic.")]
+    Invalid(String),
+}

@@ -1,0 +1,309 @@
+//! The chat surface over LSP: `mira.ask` answers `{turn}` at once and the turn runs in a
+//! task; `mira.cancel`, `mira.openConversation`, `mira/history`.
+//!
+//! Everything the user sees of a turn goes through one writer task, in order: the transcript
+//! (`workspace/applyEdit` into `<data_dir>/conversation.md`, coalesced), `window/showDocument`,
+//! `$/progress`, `window/showMessage`, and — when the client opted in — `mira/*`
+//! notifications. Handlers only send to it; only the writer awaits the client.
+
+mod host;
+mod proposals;
+mod writer;
+
+pub use proposals::{apply_proposal, reject_proposal};
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+use tower_lsp_server::jsonrpc::{Error, Result};
+use tower_lsp_server::ls_types::*;
+
+use super::server::Backend;
+use super::state::ServerState;
+use crate::agent::conversation::{self, TurnView};
+use crate::agent::{Agent, Ask, EditorContext, TurnEvent, new_turn_id};
+use crate::config::Loaded;
+use crate::documents::{path_to_uri, position_to_char, uri_to_path};
+use crate::store::Store;
+use crate::surface::chat as chat_surface;
+use crate::surface::commands::{AskArgs, CancelArgs};
+use crate::surface::transcript;
+use host::LspHost;
+use writer::Writer;
+
+/// Chat state of one server: the agent (rebuilt when the configuration changes), running
+/// turns by id, and the writer task.
+#[derive(Default)]
+pub struct Chat {
+    agent: Mutex<Option<(Arc<Loaded>, Arc<Agent>)>>,
+    running: Mutex<HashMap<String, CancellationToken>>,
+    writer: OnceLock<mpsc::UnboundedSender<Out>>,
+}
+
+enum Out {
+    Event {
+        turn: String,
+        event: TurnEvent,
+    },
+    /// Text for the transcript outside the model's stream (a proposal's diff).
+    Note {
+        text: String,
+    },
+    Open,
+}
+
+impl Chat {
+    fn agent(&self, config: Arc<Loaded>, store: &Store) -> Arc<Agent> {
+        let mut slot = self.agent.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((c, a)) = slot.as_ref()
+            && Arc::ptr_eq(c, &config)
+        {
+            return a.clone();
+        }
+        let agent = Arc::new(Agent::from_config(store.clone(), &config));
+        *slot = Some((config, agent.clone()));
+        agent
+    }
+
+    fn writer(&self, state: &Arc<ServerState>) -> mpsc::UnboundedSender<Out> {
+        self.writer
+            .get_or_init(|| {
+                let (tx, rx) = mpsc::unbounded_channel();
+                let w = Writer::new(state.clone());
+                tokio::spawn(w.run(rx));
+                tx
+            })
+            .clone()
+    }
+
+    fn running(&self) -> std::sync::MutexGuard<'_, HashMap<String, CancellationToken>> {
+        self.running.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// `mira.ask`: start a turn and answer `{turn}` without waiting for anything.
+pub fn ask(state: &Arc<ServerState>, args: AskArgs) -> std::result::Result<Value, String> {
+    if args.question.trim().is_empty() {
+        return Err("the question is empty".into());
+    }
+    let session = state.session().ok_or("Mira is not initialized yet")?;
+    let store = state
+        .store()
+        .map_err(|e| format!("memory and conversation are unavailable: {e}"))?
+        .clone();
+    let editor = editor_context(state, &session.project.root, &args);
+    let turn = new_turn_id();
+    let cancel = CancellationToken::new();
+    state.chat.running().insert(turn.clone(), cancel.clone());
+    let host = LspHost {
+        state: state.clone(),
+        out: state.chat.writer(state),
+        turn: turn.clone(),
+    };
+    let project = session.project.clone();
+    let st = state.clone();
+    let id = turn.clone();
+    tokio::spawn(async move {
+        // Building the agent (HTTP client) and the project row are blocking work: off the
+        // runtime, and never in the handler.
+        let s = store.clone();
+        let st2 = st.clone();
+        let prepared = tokio::task::spawn_blocking(move || {
+            (
+                st2.chat.agent(st2.config(), &s),
+                chat_surface::project_info(&s, &project),
+            )
+        })
+        .await;
+        match prepared {
+            Ok((agent, project)) => {
+                let ask = Ask {
+                    turn: id.clone(),
+                    question: args.question,
+                    project,
+                    editor,
+                    effort: None,
+                    source: "lsp",
+                };
+                agent.run(ask, &host, &cancel).await;
+            }
+            Err(e) => tracing::error!("turn {id} could not start: {e}"),
+        }
+        st.chat.running().remove(&id);
+    });
+    Ok(json!({ "turn": turn }))
+}
+
+/// `mira.cancel`: the named turn, or every running one.
+pub fn cancel(state: &Arc<ServerState>, args: CancelArgs) -> Value {
+    let running = state.chat.running();
+    let mut cancelled = Vec::new();
+    for (id, token) in running.iter() {
+        if args.turn.as_ref().is_none_or(|t| t == id) {
+            token.cancel();
+            cancelled.push(id.clone());
+        }
+    }
+    if cancelled.is_empty() {
+        state.show(MessageType::INFO, "Mira: no turn is running");
+    }
+    json!({ "cancelled": cancelled })
+}
+
+/// `mira.openConversation`: regenerate the transcript if needed and show it.
+pub fn open_conversation(state: &Arc<ServerState>) -> Value {
+    let _ = state.chat.writer(state).send(Out::Open);
+    let path = transcript::path(&state.config().config.store.home);
+    json!({ "uri": path_to_uri(&path).map(|u| u.as_str().to_string()) })
+}
+
+#[derive(Debug, Deserialize)]
+pub struct HistoryParams {
+    #[serde(default)]
+    pub limit: Option<usize>,
+    #[serde(default)]
+    pub before: Option<String>,
+}
+
+impl Backend {
+    /// `mira/history {limit, before?}` → the newest turns, oldest first.
+    pub async fn history(&self, params: HistoryParams) -> Result<Vec<TurnView>> {
+        let store = self.state.store().map_err(Error::invalid_params)?.clone();
+        let limit = params.limit.unwrap_or(20).min(500);
+        tokio::task::spawn_blocking(move || {
+            store.read(|c| conversation::history(c, limit, params.before.as_deref()))
+        })
+        .await
+        .map_err(|e| Error::invalid_params(e.to_string()))?
+        .map_err(|e| Error::invalid_params(e.to_string()))
+    }
+}
+
+#[derive(Debug, Deserialize)]
+pub struct ContextParams {
+    #[serde(default)]
+    pub uri: Option<Uri>,
+    #[serde(default)]
+    pub position: Option<Position>,
+    #[serde(default)]
+    pub range: Option<Range>,
+    /// The question to assemble for; a placeholder when absent.
+    #[serde(default)]
+    pub question: Option<String>,
+}
+
+/// What Mira would send the model for this spot: the exact request body (no credentials —
+/// those travel in headers) and the token count of each context section.
+#[derive(Debug, Serialize)]
+pub struct ContextReport {
+    pub provider: Option<String>,
+    pub endpoint: Option<String>,
+    pub body: Option<Value>,
+    pub system: String,
+    pub sections: Vec<crate::agent::context::SectionReport>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub provider_error: Option<String>,
+}
+
+impl Backend {
+    /// `mira/context {uri?, position?, range?, question?}`: transparency about context.
+    pub async fn context(&self, params: ContextParams) -> Result<ContextReport> {
+        let state = &self.state;
+        let session = state.session().ok_or_else(Error::invalid_request)?;
+        let store = state.store().map_err(Error::invalid_params)?.clone();
+        let args = AskArgs {
+            question: params.question.unwrap_or_else(|| "(your question)".into()),
+            uri: params.uri,
+            range: params.range,
+            position: params.position,
+        };
+        let editor = editor_context(state, &session.project.root, &args);
+        let project = session.project.clone();
+        let st = state.clone();
+        let (req, sections) = tokio::task::spawn_blocking(move || {
+            // Building the agent (HTTP client) is blocking work too.
+            let agent = st.chat.agent(st.config(), &store);
+            let project = chat_surface::project_info(&store, &project);
+            let ask = Ask {
+                turn: String::new(),
+                question: args.question,
+                project,
+                editor,
+                effort: None,
+                source: "lsp",
+            };
+            let r = store.read(|c| agent.preview(c, &ask));
+            r.map(|(req, sections)| {
+                let body = agent.provider().ok().map(|c| {
+                    (
+                        c.settings().kind.as_str().to_string(),
+                        c.endpoint(),
+                        c.body(&req),
+                    )
+                });
+                let err = agent.provider().err().map(|e| e.to_string());
+                (req.system, (sections, body, err))
+            })
+        })
+        .await
+        .map_err(|e| Error::invalid_params(e.to_string()))?
+        .map_err(|e| Error::invalid_params(e.to_string()))?;
+        let (sections, body, provider_error) = sections;
+        let (provider, endpoint, body) = match body {
+            Some((p, e, b)) => (Some(p), Some(e), Some(b)),
+            None => (None, None, None),
+        };
+        Ok(ContextReport {
+            provider,
+            endpoint,
+            body,
+            system: req,
+            sections,
+            provider_error,
+        })
+    }
+}
+
+fn editor_context(state: &ServerState, root: &Path, args: &AskArgs) -> Option<EditorContext> {
+    let uri = args.uri.as_ref()?;
+    let path = uri_to_path(uri)?;
+    let enc = state.encoding();
+    let docs = state.documents();
+    let mut cx = EditorContext {
+        path: Some(chat_surface::relative(root, &path)),
+        ..Default::default()
+    };
+    let Some(doc) = docs.get(uri) else {
+        return Some(cx);
+    };
+    cx.language = Some(doc.language_id().to_string());
+    let rope = doc.rope();
+    if let Some(r) = args.range.filter(|r| r.start != r.end) {
+        let (a, b) = (
+            position_to_char(rope, r.start, enc),
+            position_to_char(rope, r.end, enc),
+        );
+        let sel: String = rope
+            .slice(a.min(b)..a.max(b))
+            .chars()
+            .take(40_000)
+            .collect();
+        cx.selection = Some(sel);
+        cx.line = Some(r.start.line + 1);
+    } else if let Some(p) = args.position.or(args.range.map(|r| r.start)) {
+        let line = (p.line as usize).min(rope.len_lines().saturating_sub(1));
+        let from = line.saturating_sub(20);
+        let to = (line + 21).min(rope.len_lines());
+        cx.surrounding = Some(
+            rope.slice(rope.line_to_char(from)..rope.line_to_char(to))
+                .to_string(),
+        );
+        cx.line = Some(p.line + 1);
+    }
+    Some(cx)
+}
