@@ -73,6 +73,7 @@ enum Command {
     Tasks {
         #[command(subcommand)]
         command: Option<memory::TasksCommand>,
+    },
     /// Ask Mira in the one global conversation; the answer streams to stdout
     Ask {
         /// The question (several words are joined)
