@@ -317,8 +317,9 @@ impl OpenDoc {
             };
             match spec.classify(c, &cx) {
                 Visit::Descend => node = c,
-                // A reference is recorded at its node: walk that node again whole.
-                Visit::Ref(_) => break,
+                // A reference whose name the edit touches is walked again whole.
+                Visit::Ref(r) if r.node.start_byte() <= r_hi && r.node.end_byte() >= r_lo => break,
+                Visit::Ref(_) => node = c,
                 Visit::Def(def) => {
                     node = c;
                     // Only edits inside the body leave the definition itself unchanged.
