@@ -217,7 +217,7 @@ impl Walker<'_> {
 }
 
 /// Collapses whitespace, drops a trailing `{`, and caps the length.
-fn signature(bytes: &[u8]) -> String {
+pub(crate) fn signature(bytes: &[u8]) -> String {
     let text = String::from_utf8_lossy(bytes);
     let mut out = String::with_capacity(text.len().min(MAX_SIGNATURE + 4));
     for word in text.split_whitespace() {

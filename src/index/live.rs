@@ -339,6 +339,14 @@ impl OpenDoc {
                     {
                         return None;
                     }
+                    // And its head must read the same (an edit may have moved the body's start).
+                    let sig_from = def.sig_start.unwrap_or(def.node).start_byte();
+                    let sig_to = def.body.map_or(def.node.end_byte(), |b| b.start_byte());
+                    if super::extract::signature(&self.text[sig_from..sig_to.max(sig_from)])
+                        != old.signature
+                    {
+                        return None;
+                    }
                     let own = def.qual.clone().unwrap_or_else(|| old.name.clone());
                     let child_container = match &old.container {
                         Some(c) => format!("{c}{}{own}", spec.separator()),
