@@ -132,19 +132,44 @@ fn main() {
     )
     .unwrap();
     let tags = tmp.path().join("tags");
-    let cbefore = usage(libc::RUSAGE_CHILDREN);
     let t = Instant::now();
-    let status = std::process::Command::new(&ctags)
+    let child = std::process::Command::new(&ctags)
         .arg("-f")
         .arg(&tags)
         .arg("--fields=+n")
         .arg("-L")
         .arg(&list)
-        .status();
+        .stderr(std::process::Stdio::null())
+        .spawn();
+    // wait4 gives this child's own CPU and peak RSS (RUSAGE_CHILDREN would also count
+    // whatever ran before an `exec`, such as the cargo build in the script).
+    let (status, ctags_usage) = match &child {
+        Ok(c) => {
+            let mut st = 0i32;
+            // SAFETY: wait4 writes only the status and rusage we hand it.
+            let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+            let r = unsafe { libc::wait4(c.id() as i32, &mut st, 0, &mut ru) };
+            let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
+            (
+                r > 0 && libc::WIFEXITED(st) && libc::WEXITSTATUS(st) == 0,
+                Usage {
+                    cpu: tv(ru.ru_utime) + tv(ru.ru_stime),
+                    max_rss_kb: ru.ru_maxrss,
+                },
+            )
+        }
+        Err(_) => (
+            false,
+            Usage {
+                cpu: Duration::ZERO,
+                max_rss_kb: 0,
+            },
+        ),
+    };
     let ctags_wall = t.elapsed();
-    let cafter = usage(libc::RUSAGE_CHILDREN);
-    let ctags_ok = status.as_ref().is_ok_and(|s| s.success());
-    let ctags_cpu = cafter.cpu - cbefore.cpu;
+    let ctags_ok = status;
+    let ctags_cpu = ctags_usage.cpu;
+    let cafter = ctags_usage;
     let mut ctags_by_lang: BTreeMap<String, u64> = BTreeMap::new();
     if ctags_ok {
         let text = std::fs::read_to_string(&tags).unwrap_or_default();
@@ -155,7 +180,7 @@ fn main() {
             }
         }
     } else {
-        println!("ctags failed to run ({status:?}); install Debian's `universal-ctags`");
+        println!("ctags failed to run; install Debian's `universal-ctags`");
     }
 
     let mb = stats.bytes as f64 / 1e6;

@@ -130,33 +130,114 @@ fn run(file: &str, base: &str, ops: &[Op]) {
                     })
                     .collect::<Vec<_>>()
             };
-            panic!(
-                "after op {n} {op:?} ({start_c}..{end_c} {text:?}) on {file}:\nold     {:?}\nspliced {:?}\nfull    {:?}\nfirst difference: {}\nbefore:\n{before_text}\ntext:\n{}",
-                names(&before_syms),
-                names(&live.symbols),
-                names(&full),
-                live.symbols
-                    .symbols
-                    .iter()
-                    .zip(&full.symbols)
-                    .find(|(a, b)| a != b)
-                    .map(|(a, b)| format!("{a:?}\n  vs\n{b:?}"))
-                    .or_else(|| live
-                        .symbols
+            let first = live
+                .symbols
+                .symbols
+                .iter()
+                .zip(&full.symbols)
+                .find(|(a, b)| a != b)
+                .map(|(a, b)| format!("{a:?}\n  vs\n{b:?}"))
+                .or_else(|| {
+                    live.symbols
                         .refs
                         .iter()
                         .zip(&full.refs)
                         .find(|(a, b)| a != b)
-                        .map(|(a, b)| format!("{a:?}\n  vs\n{b:?}")))
-                    .unwrap_or_else(|| format!(
-                        "lengths {} {}",
+                        .map(|(a, b)| format!("{a:?}\n  vs\n{b:?}"))
+                })
+                .unwrap_or_else(|| {
+                    format!(
+                        "lengths: symbols {} vs {}, refs {} vs {}\nspliced {:?}\nfull    {:?}",
+                        live.symbols.symbols.len(),
+                        full.symbols.len(),
                         live.symbols.refs.len(),
-                        full.refs.len()
-                    )),
-                doc.text()
+                        full.refs.len(),
+                        names(&live.symbols),
+                        names(&full)
+                    )
+                });
+            let sb = rope.char_to_byte(start_c);
+            let window = &before_text[sb.saturating_sub(120)..(sb + 120).min(before_text.len())];
+            let _ = &before_syms;
+            panic!(
+                "after op {n} {op:?} ({start_c}..{end_c} {text:?}) on {file}:\nfirst difference: {first}\naround the edit (before):\n{window}"
             );
         }
     }
+}
+
+fn big_python() -> String {
+    let mut s = String::from("import os\n\nclass Big:\n    \"\"\"Doc.\"\"\"\n");
+    for i in 0..400 {
+        s.push_str(&format!(
+            "\n    # m{i}\n    def m{i}(self, x):\n        return helper{i}(x) + {i}\n"
+        ));
+    }
+    s.push_str("\ndef tail():\n    pass\n");
+    s
+}
+
+fn big_rust() -> String {
+    let mut s =
+        String::from("struct S;\n\n#[cfg(test)]\nmod tests {\n    use super::*;\n\n    impl S {\n");
+    for i in 0..150 {
+        s.push_str(&format!(
+            "        /// Doc {i}.\n        fn m{i}(&self) -> u32 {{ helper({i}) }}\n"
+        ));
+    }
+    s.push_str("    }\n\n");
+    for i in 0..150 {
+        s.push_str(&format!(
+            "    #[test]\n    fn t{i}() {{ assert_eq!(f({i}), {i}); }}\n\n"
+        ));
+    }
+    s.push_str("}\n\nfn after() {}\n");
+    s
+}
+
+fn big_js() -> String {
+    let mut s = String::from("(function (global) {\n  'use strict';\n");
+    for i in 0..300 {
+        s.push_str(&format!("  /** f{i} */\n  function f{i}(a) {{ return g{i}(a); }}\n  var v{i} = function () {{ f{i}(1); }};\n"));
+    }
+    s.push_str("})(this);\n");
+    s
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+
+    #[test]
+    fn big_python_class_splice_equals_full_extraction(ops in proptest::collection::vec(op(), 1..30)) {
+        run("a.py", &big_python(), &ops);
+    }
+
+    #[test]
+    fn big_rust_module_splice_equals_full_extraction(ops in proptest::collection::vec(op(), 1..30)) {
+        run("a.rs", &big_rust(), &ops);
+    }
+
+    #[test]
+    fn big_umd_bundle_splice_equals_full_extraction(ops in proptest::collection::vec(op(), 1..30)) {
+        run("a.js", &big_js(), &ops);
+    }
+}
+
+#[test]
+fn typing_inside_a_big_class_walks_only_the_touched_method() {
+    let lang = Lang::for_path(Path::new("a.py")).unwrap();
+    let src = big_python();
+    assert!(src.len() > 16 * 1024);
+    let mut doc = Document::new(&src, 1, "python");
+    let mut live = OpenDoc::open(lang, 1, doc.rope().clone()).unwrap();
+    let line = src.lines().position(|l| l.contains("def m200(")).unwrap() as u32 + 1;
+    let pos = tower_lsp_server::ls_types::Position::new(line, 16);
+    let edit = doc.apply_change(Some(Range::new(pos, pos)), "x", PositionEncoding::Utf16);
+    match live.apply(2, &[edit], doc.rope().clone()) {
+        UpdateKind::Spliced { walked_bytes } => assert!(walked_bytes < 400, "{walked_bytes}"),
+        UpdateKind::Full => panic!("expected a splice"),
+    }
+    assert_eq!(live.symbols, extract(lang, live.tree(), live.text()));
 }
 
 proptest! {

@@ -443,3 +443,27 @@ async fn restart_parses_nothing_then_only_the_changed_file() {
     assert_eq!(workspace_names(&mut s, "f3_more").await, vec!["f3_more"]);
     assert_eq!(s.shutdown().await, 0);
 }
+
+#[tokio::test]
+async fn configured_excludes_apply_to_the_crawl_and_the_watcher() {
+    let sandbox = Sandbox::new();
+    let p = sandbox.project();
+    std::fs::create_dir_all(p.join(".mira")).unwrap();
+    std::fs::write(
+        p.join(".mira/project.toml"),
+        "[index]\nexclude = [\"gen/**\"]\n",
+    )
+    .unwrap();
+    std::fs::create_dir_all(p.join("gen")).unwrap();
+    std::fs::write(p.join("gen/old.rs"), "fn generated_before() {}\n").unwrap();
+    std::fs::write(p.join("main.rs"), "fn kept() {}\n").unwrap();
+    let mut s = TestServer::in_process(&sandbox);
+    init(&mut s, &sandbox, caps()).await;
+    eventually(&mut s, "kept", "cold index", |n| n == ["kept"]).await;
+    assert!(workspace_names(&mut s, "generated_before").await.is_empty());
+    std::fs::write(p.join("gen/new.rs"), "fn generated_after() {}\n").unwrap();
+    std::fs::write(p.join("marker.rs"), "fn marker_three() {}\n").unwrap();
+    eventually(&mut s, "marker_three", "marker", |n| n.len() == 1).await;
+    assert!(workspace_names(&mut s, "generated_after").await.is_empty());
+    assert_eq!(s.shutdown().await, 0);
+}

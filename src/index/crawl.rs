@@ -41,7 +41,7 @@ impl CrawlOptions {
         }
     }
 
-    fn overrides(&self, root: &Path) -> Option<ignore::overrides::Override> {
+    pub(crate) fn overrides(&self, root: &Path) -> Option<ignore::overrides::Override> {
         if self.exclude.is_empty() {
             return None;
         }

@@ -27,12 +27,42 @@ pub fn extract_items<'t>(
     src: &[u8],
     items: impl IntoIterator<Item = Node<'t>>,
 ) -> FileSymbols {
+    extract_items_in(lang, src, items, Vec::new(), 0)
+}
+
+/// A definition enclosing the items being walked (for re-walking part of a body).
+pub struct Enclosing {
+    /// Its index in the final list.
+    pub index: u32,
+    pub kind: SymbolKind,
+    /// The container its children get.
+    pub child_container: String,
+}
+
+/// Like [`extract_items`], for items inside `enclosing` (outermost first); the returned
+/// symbols are numbered from `base`, so parent and caller indices are final.
+pub fn extract_items_in<'t>(
+    lang: Lang,
+    src: &[u8],
+    items: impl IntoIterator<Item = Node<'t>>,
+    enclosing: Vec<Enclosing>,
+    base: u32,
+) -> FileSymbols {
     let mut w = Walker {
         lang,
         actions: &lang.tables().actions,
         src,
         out: FileSymbols::default(),
-        stack: Vec::new(),
+        stack: enclosing
+            .into_iter()
+            .map(|e| Open {
+                depth: 0,
+                index: e.index,
+                kind: e.kind,
+                child_container: e.child_container,
+            })
+            .collect(),
+        base,
     };
     for item in items {
         w.walk(item);
@@ -53,7 +83,9 @@ struct Walker<'a> {
     actions: &'a [KindAction],
     src: &'a [u8],
     out: FileSymbols,
+    /// Enclosing definitions sit at depth 0; walked items start at depth 1.
     stack: Vec<Open>,
+    base: u32,
 }
 
 impl Walker<'_> {
@@ -61,7 +93,7 @@ impl Walker<'_> {
     /// overflow a rayon worker's stack.
     fn walk(&mut self, start: Node<'_>) {
         let mut cursor = start.walk();
-        let mut depth = 0usize;
+        let mut depth = 1usize;
         loop {
             let node = cursor.node();
             let descend = match self.actions.get(node.kind_id() as usize) {
@@ -77,7 +109,7 @@ impl Walker<'_> {
                 while self.stack.last().is_some_and(|o| o.depth >= depth) {
                     self.stack.pop();
                 }
-                if depth == 0 {
+                if depth == 1 {
                     return;
                 }
                 if cursor.goto_next_sibling() {
@@ -138,7 +170,7 @@ impl Walker<'_> {
         let sig_to = def.body.map_or(def.node.end_byte(), |b| b.start_byte());
         let signature = signature(&self.src[sig_from..sig_to.max(sig_from)]);
         let doc = spec.doc(&def, self.src).map(|d| truncate(d, MAX_DOC));
-        let index = self.out.symbols.len() as u32;
+        let index = self.base + self.out.symbols.len() as u32;
         let child_container = {
             let own = def.qual.clone().unwrap_or_else(|| name.clone());
             match &container {
@@ -185,7 +217,7 @@ impl Walker<'_> {
 }
 
 /// Collapses whitespace, drops a trailing `{`, and caps the length.
-fn signature(bytes: &[u8]) -> String {
+pub(crate) fn signature(bytes: &[u8]) -> String {
     let text = String::from_utf8_lossy(bytes);
     let mut out = String::with_capacity(text.len().min(MAX_SIGNATURE + 4));
     for word in text.split_whitespace() {

@@ -52,11 +52,11 @@ impl Query {
     }
 
     /// Tier and a within-tier score (higher is better), or `None` when `name` does not match.
-    pub fn score(&self, name: &str, name_mask: u64) -> Option<(Tier, i32)> {
+    pub fn score(&self, name: &[u8], name_mask: u64) -> Option<(Tier, i32)> {
         if self.mask & !name_mask != 0 {
             return None;
         }
-        let n = name.as_bytes();
+        let n = name;
         let q = &self.lower;
         if q.is_empty() {
             return Some((Tier::Subsequence, 0));
@@ -70,7 +70,7 @@ impl Query {
             .all(|(a, b)| a.to_ascii_lowercase() == *b);
         let shorter = -(n.len() as i32);
         if prefix {
-            let case_exact = name.starts_with(&self.raw) as i32;
+            let case_exact = name.starts_with(self.raw.as_bytes()) as i32;
             if n.len() == q.len() {
                 return Some((Tier::Exact, case_exact));
             }
@@ -156,7 +156,9 @@ mod tests {
     use super::*;
 
     fn tier(q: &str, name: &str) -> Option<Tier> {
-        Query::new(q).score(name, char_mask(name)).map(|(t, _)| t)
+        Query::new(q)
+            .score(name.as_bytes(), char_mask(name))
+            .map(|(t, _)| t)
     }
 
     #[test]
@@ -175,12 +177,12 @@ mod tests {
     #[test]
     fn better_tiers_and_shorter_names_rank_first() {
         let q = Query::new("parse");
-        let s = |n: &str| q.score(n, char_mask(n)).unwrap();
+        let s = |n: &str| q.score(n.as_bytes(), char_mask(n)).unwrap();
         assert!(s("parse") > s("parse_file"));
         assert!(s("parse_file") > s("parse_file_twice"));
         assert!(s("parse_file") > s("reparse"));
         let q = Query::new("pf");
-        let s = |n: &str| q.score(n, char_mask(n)).unwrap();
+        let s = |n: &str| q.score(n.as_bytes(), char_mask(n)).unwrap();
         assert!(s("parse_file") > s("pdf"));
     }
 }

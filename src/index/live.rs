@@ -4,13 +4,17 @@
 //! the edit or by the tree's changed ranges are walked again; every other symbol is shifted
 //! by the edit's delta. A full re-walk is the fallback for multi-edit changes.
 
-use super::extract::{extract, extract_items};
+use super::extract::{Enclosing, extract, extract_items_in};
+use super::language::{Cx, Visit};
 use super::model::{FileSymbols, Span};
 use super::parse::with_parser;
 use super::registry::Lang;
 use crate::documents::TextEdit;
 use ropey::Rope;
 use tree_sitter::{InputEdit, Node, Point, Tree};
+
+/// Top-level regions smaller than this are simply walked again.
+const NARROW_ABOVE: usize = 16 * 1024;
 
 #[derive(Clone, Copy)]
 enum Placed {
@@ -137,6 +141,7 @@ impl OpenDoc {
             lo = lo.min(r.start_byte);
             hi = hi.max(r.end_byte);
         }
+        let (r_lo, r_hi) = (lo, hi);
         // Grow it to whole top-level items of both trees until stable, so no symbol is
         // half inside.
         let old_items = root_items(&self.tree);
@@ -174,12 +179,22 @@ impl OpenDoc {
             (lo, hi) = (nlo, nhi);
         }
 
-        let mut cursor = root.walk();
-        let items: Vec<Node> = root
-            .children(&mut cursor)
-            .filter(|c| c.start_byte() >= lo && c.end_byte() <= hi)
-            .collect();
-        let fresh = extract_items(self.lang, &self.text, items);
+        // Inside one big top-level item (a class spanning the file, a UMD bundle), re-walk
+        // only the touched members of the innermost enclosing body.
+        let (lo, hi, items, enclosing) = match (hi - lo > NARROW_ABOVE)
+            .then(|| self.narrow(new, r_lo, r_hi, e))
+            .flatten()
+        {
+            Some(n) => n,
+            None => {
+                let mut cursor = root.walk();
+                let items: Vec<Node> = root
+                    .children(&mut cursor)
+                    .filter(|c| c.start_byte() >= lo && c.end_byte() <= hi)
+                    .collect();
+                (lo, hi, items, Vec::new())
+            }
+        };
 
         // Old symbols: before the region stay, inside it go, after it shift.
         let old = std::mem::take(&mut self.symbols);
@@ -187,6 +202,9 @@ impl OpenDoc {
             let mut s = *span;
             if s.start_byte as usize >= e.old_end_byte {
                 s.shift(&ie);
+            } else if s.end_byte as usize > e.start_byte && s.end_byte as usize >= e.old_end_byte {
+                // An enclosing definition: it grows or shrinks with the edit.
+                s.shift_end(&ie);
             }
             s
         };
@@ -202,7 +220,6 @@ impl OpenDoc {
             }
         };
         // Where each old symbol ends up, so parent and caller indices can follow it.
-        let n_fresh = fresh.symbols.len() as u32;
         let mut before = Vec::new();
         let mut after = Vec::new();
         let mut placed: Vec<Placed> = Vec::with_capacity(old.symbols.len());
@@ -223,6 +240,8 @@ impl OpenDoc {
             }
         }
         let n_before = before.len() as u32;
+        let fresh = extract_items_in(self.lang, &self.text, items, enclosing, n_before);
+        let n_fresh = fresh.symbols.len() as u32;
         let final_index = |old_index: u32| -> Option<u32> {
             match placed.get(old_index as usize)? {
                 Placed::Before(i) => Some(*i),
@@ -231,10 +250,7 @@ impl OpenDoc {
             }
         };
         let mut symbols = before;
-        symbols.extend(fresh.symbols.into_iter().map(|mut s| {
-            s.parent = s.parent.map(|p| p + n_before);
-            s
-        }));
+        symbols.extend(fresh.symbols);
         for mut s in after {
             s.parent = s.parent.and_then(final_index);
             symbols.push(s);
@@ -254,10 +270,7 @@ impl OpenDoc {
                 }
             }
         }
-        refs_before.extend(fresh.refs.into_iter().map(|mut r| {
-            r.caller = r.caller.map(|c| c + n_before);
-            r
-        }));
+        refs_before.extend(fresh.refs);
         refs_before.extend(refs_after);
         self.symbols = FileSymbols {
             symbols,
@@ -266,5 +279,127 @@ impl OpenDoc {
         UpdateKind::Spliced {
             walked_bytes: hi - lo,
         }
+    }
+
+    /// The members of the innermost body strictly enclosing `[r_lo, r_hi]`, with the
+    /// definitions around them; `None` when the edit is not safely inside one body.
+    #[allow(clippy::type_complexity)]
+    fn narrow<'t>(
+        &self,
+        new: &'t Tree,
+        r_lo: usize,
+        r_hi: usize,
+        e: &TextEdit,
+    ) -> Option<(usize, usize, Vec<Node<'t>>, Vec<Enclosing>)> {
+        let spec = self.lang.spec();
+        let actions = &self.lang.tables().actions;
+        let mut node = new.root_node();
+        let mut enclosing: Vec<Enclosing> = Vec::new();
+        loop {
+            let mut cursor = node.walk();
+            let next = node
+                .named_children(&mut cursor)
+                .find(|c| c.start_byte() < r_lo && r_hi < c.end_byte());
+            let Some(c) = next else { break };
+            // Comments and strings are leaves here: the item list is around them.
+            if spec.comment_kinds().contains(&c.kind())
+                || actions.get(c.kind_id() as usize) == Some(&super::registry::KindAction::Skip)
+            {
+                break;
+            }
+            if actions.get(c.kind_id() as usize) != Some(&super::registry::KindAction::Classify) {
+                node = c;
+                continue;
+            }
+            let cx = Cx {
+                src: &self.text,
+                parent: enclosing.last().map(|o| o.kind),
+            };
+            match spec.classify(c, &cx) {
+                Visit::Descend => node = c,
+                // A reference whose name the edit touches is walked again whole.
+                Visit::Ref(r) if r.node.start_byte() <= r_hi && r.node.end_byte() >= r_lo => break,
+                Visit::Ref(_) => node = c,
+                Visit::Def(def) => {
+                    node = c;
+                    // Only edits inside the body leave the definition itself unchanged.
+                    if def.body.is_none_or(|b| b.start_byte() > r_lo) {
+                        return None;
+                    }
+                    let name_at = def.name.start_byte() as u32;
+                    let (index, old) =
+                        self.symbols.symbols.iter().enumerate().find(|(_, s)| {
+                            s.selection.start_byte == name_at && s.kind == def.kind
+                        })?;
+                    // Its extent must have moved by exactly the edit: otherwise the parse around
+                    // it changed (error recovery) and only a wider walk is right.
+                    let delta = e.new_end_byte as i64 - e.old_end_byte as i64;
+                    if def.node.start_byte() != old.range.start_byte as usize
+                        || def.node.end_byte() as i64 != old.range.end_byte as i64 + delta
+                    {
+                        return None;
+                    }
+                    // And its head must read the same (an edit may have moved the body's start).
+                    let sig_from = def.sig_start.unwrap_or(def.node).start_byte();
+                    let sig_to = def.body.map_or(def.node.end_byte(), |b| b.start_byte());
+                    if super::extract::signature(&self.text[sig_from..sig_to.max(sig_from)])
+                        != old.signature
+                    {
+                        return None;
+                    }
+                    let own = def.qual.clone().unwrap_or_else(|| old.name.clone());
+                    let child_container = match &old.container {
+                        Some(c) => format!("{c}{}{own}", spec.separator()),
+                        None => own,
+                    };
+                    enclosing.push(Enclosing {
+                        index: index as u32,
+                        kind: def.kind,
+                        child_container,
+                    });
+                }
+                Visit::Defs(_) | Visit::Imports(_) | Visit::Skip => return None,
+            }
+        }
+        if enclosing.is_empty() {
+            return None;
+        }
+        // Every old definition around the edit must be one of those found.
+        let around = self
+            .symbols
+            .symbols
+            .iter()
+            .filter(|s| {
+                (s.range.start_byte as usize) < e.start_byte
+                    && s.range.end_byte as usize > e.old_end_byte
+            })
+            .count();
+        if around != enclosing.len() {
+            return None;
+        }
+        let mut cursor = node.walk();
+        let kids: Vec<Node> = node.children(&mut cursor).collect();
+        let (mut lo, mut hi) = (r_lo, r_hi);
+        for k in &kids {
+            if k.start_byte() <= hi && k.end_byte() >= lo {
+                lo = lo.min(k.start_byte());
+                hi = hi.max(k.end_byte());
+            }
+        }
+        let doc_kinds =
+            |k: &str| spec.comment_kinds().contains(&k) || spec.doc_transparent().contains(&k);
+        if let Some(first_after) = kids.iter().position(|c| c.start_byte() >= hi) {
+            for c in &kids[first_after..] {
+                hi = hi.max(c.end_byte());
+                if !doc_kinds(c.kind()) {
+                    break;
+                }
+            }
+        }
+        let items = kids
+            .into_iter()
+            .filter(|c| c.start_byte() >= lo && c.end_byte() <= hi)
+            .collect();
+        Some((lo, hi, items, enclosing))
     }
 }

@@ -182,20 +182,27 @@ impl Span {
         self.start_byte <= byte && byte <= self.end_byte
     }
 
+    /// Moves the end of a span that encloses an edit by that edit's delta.
+    pub(crate) fn shift_end(&mut self, edit: &tree_sitter::InputEdit) {
+        shift_point(&mut self.end, &mut self.end_byte, edit);
+    }
+
     /// Moves a span that lies wholly after an edit by that edit's delta.
     pub(crate) fn shift(&mut self, edit: &tree_sitter::InputEdit) {
-        fn shift_point(p: &mut Point, byte: &mut u32, edit: &tree_sitter::InputEdit) {
-            let old_end = edit.old_end_position;
-            let new_end = edit.new_end_position;
-            *byte = (*byte as i64 + edit.new_end_byte as i64 - edit.old_end_byte as i64) as u32;
-            if p.row as usize == old_end.row {
-                p.col = (new_end.column + (p.col as usize - old_end.column)) as u32;
-            }
-            p.row = (p.row as i64 + new_end.row as i64 - old_end.row as i64) as u32;
-        }
         shift_point(&mut self.start, &mut self.start_byte, edit);
         shift_point(&mut self.end, &mut self.end_byte, edit);
     }
+}
+
+/// Moves a point at or after an edit's old end by the edit's delta.
+fn shift_point(p: &mut Point, byte: &mut u32, edit: &tree_sitter::InputEdit) {
+    let old_end = edit.old_end_position;
+    let new_end = edit.new_end_position;
+    *byte = (*byte as i64 + edit.new_end_byte as i64 - edit.old_end_byte as i64) as u32;
+    if p.row as usize == old_end.row {
+        p.col = (new_end.column + (p.col as usize).saturating_sub(old_end.column)) as u32;
+    }
+    p.row = (p.row as i64 + new_end.row as i64 - old_end.row as i64) as u32;
 }
 
 /// One definition found in a file.

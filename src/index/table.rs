@@ -14,6 +14,10 @@ pub struct FileEntry {
     pub ascii: bool,
     pub symbols: Arc<FileSymbols>,
     masks: Vec<u64>,
+    /// Every name back to back, so a query scans contiguous memory instead of chasing one
+    /// heap pointer per symbol; `ends[i]` is where name `i` ends.
+    arena: Box<[u8]>,
+    ends: Vec<u32>,
 }
 
 /// One symbol found by a query, with enough to answer without another lookup.
@@ -49,6 +53,12 @@ impl SymbolTable {
             .iter()
             .map(|s| fuzzy::char_mask(&s.name))
             .collect();
+        let mut arena = Vec::new();
+        let mut ends = Vec::with_capacity(symbols.symbols.len());
+        for s in &symbols.symbols {
+            arena.extend_from_slice(s.name.as_bytes());
+            ends.push(arena.len() as u32);
+        }
         self.symbol_count += symbols.symbols.len();
         if let Some(old) = self.files.insert(
             path,
@@ -57,6 +67,8 @@ impl SymbolTable {
                 ascii,
                 symbols,
                 masks,
+                arena: arena.into_boxed_slice(),
+                ends,
             },
         ) {
             self.symbol_count -= old.symbols.symbols.len();
@@ -100,12 +112,16 @@ impl SymbolTable {
             .files
             .par_iter()
             .fold(Vec::new, |mut acc, (path, e)| {
-                for (i, (s, &mask)) in e.symbols.symbols.iter().zip(&e.masks).enumerate() {
-                    if kind.is_some_and(|k| k != s.kind) {
+                let mut start = 0usize;
+                for (i, (&end, &mask)) in e.ends.iter().zip(&e.masks).enumerate() {
+                    let name = &e.arena[start..end as usize];
+                    start = end as usize;
+                    let Some((tier, score)) = q.score(name, mask) else {
                         continue;
-                    }
-                    if let Some((tier, score)) = q.score(&s.name, mask) {
-                        acc.push((tier, score, kind_rank(s.kind), path.as_str(), e, i));
+                    };
+                    let sk = e.symbols.symbols[i].kind;
+                    if kind.is_none_or(|k| k == sk) {
+                        acc.push((tier, score, kind_rank(sk), path.as_str(), e, i));
                     }
                 }
                 acc

@@ -43,6 +43,7 @@ pub(crate) fn start_disk_worker(
                 actor,
                 progress,
                 ignore: None,
+                exclude: None,
                 project_id: 0,
             };
             worker.run(work, work_tx, shutdown)
@@ -58,6 +59,7 @@ struct DiskWorker {
     actor: mpsc::UnboundedSender<Request>,
     progress: mpsc::UnboundedSender<IndexProgress>,
     ignore: Option<Gitignore>,
+    exclude: Option<ignore::overrides::Override>,
     project_id: i64,
 }
 
@@ -95,6 +97,7 @@ impl DiskWorker {
             Err(e) => tracing::warn!(error = %e, "cannot load the persisted index; rebuilding"),
         }
         self.ignore = Some(root_gitignore(&self.opts.root));
+        self.exclude = self.opts.crawl.overrides(&self.opts.root);
         // Watch before crawling: a change made while the crawl runs is queued, not lost.
         // Kept alive for as long as this thread runs.
         let _watcher = if self.opts.watch {
@@ -174,9 +177,14 @@ impl DiskWorker {
         {
             return true;
         }
-        self.ignore
+        let is_dir = p.is_dir();
+        self.exclude
             .as_ref()
-            .is_some_and(|g| g.matched_path_or_any_parents(rel, p.is_dir()).is_ignore())
+            .is_some_and(|o| o.matched(p, is_dir).is_ignore())
+            || self
+                .ignore
+                .as_ref()
+                .is_some_and(|g| g.matched_path_or_any_parents(rel, is_dir).is_ignore())
     }
 
     fn crawl(&mut self, conn: &mut rusqlite::Connection) {
