@@ -173,7 +173,7 @@ fn connect(path: &Path) -> Result<Connection, StoreError> {
         conn.busy_timeout(BUSY_TIMEOUT)?;
         // WAL + NORMAL: a crash (even kill -9) loses no committed transaction; only a power
         // cut can lose the last ones, never corrupt the file.
-        conn.pragma_update(None, "journal_mode", "WAL")?;
+        enable_wal(&conn)?;
         conn.pragma_update(None, "synchronous", "NORMAL")?;
         conn.pragma_update(None, "foreign_keys", "ON")?;
         Ok(conn)
@@ -182,6 +182,29 @@ fn connect(path: &Path) -> Result<Connection, StoreError> {
         path: path.to_path_buf(),
         source,
     })
+}
+
+/// Switching a new file to WAL needs an exclusive lock, and SQLite answers SQLITE_BUSY at
+/// once — without consulting busy_timeout — while another process is creating the same
+/// database. Retry for as long as busy_timeout would have waited.
+fn enable_wal(conn: &Connection) -> rusqlite::Result<()> {
+    let deadline = std::time::Instant::now() + BUSY_TIMEOUT;
+    let mut pause = Duration::from_millis(2);
+    loop {
+        let mode: rusqlite::Result<String> =
+            conn.pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get(0));
+        match mode {
+            Ok(_) => return Ok(()),
+            Err(rusqlite::Error::SqliteFailure(e, _))
+                if e.code == rusqlite::ErrorCode::DatabaseBusy
+                    && std::time::Instant::now() < deadline =>
+            {
+                std::thread::sleep(pause);
+                pause = (pause * 2).min(Duration::from_millis(50));
+            }
+            Err(e) => return Err(e),
+        }
+    }
 }
 
 /// sqlite-vec is compiled against rusqlite's bundled SQLite; registering it as an auto
