@@ -2,16 +2,17 @@
 //!
 //! See ARCHITECTURE.md for the map. Floors, top to bottom (a module imports only from
 //! floors below its own): lsp · surface · agent · index, memory · llm, store, embed ·
-//! config · documents, project.
+//! config · documents, project, redact.
 
 pub mod agent;
 pub mod config;
 pub mod documents;
-pub mod index;
 pub mod embed;
+pub mod index;
 pub mod llm;
 pub mod lsp;
 pub mod memory;
 pub mod project;
+pub mod redact;
 pub mod store;
 pub mod surface;

@@ -744,3 +744,39 @@ proptest::proptest! {
             .unwrap();
     }
 }
+
+#[test]
+fn secrets_are_redacted_before_they_are_stored() {
+    let (dir, store) = store();
+    let secret = "sk-proj-abcdefghijklmnopqrstuvwxyz0123456789";
+    let (_, id) = remember(
+        &store,
+        &format!("the staging key is {secret}, keep it handy"),
+        MemoryKind::Fact,
+        Scope::Global,
+    );
+    let corrected = store
+        .write(|tx| memories::correct(tx, id, &format!("the staging key is now {secret}X")))
+        .unwrap();
+    assert!(
+        corrected.body.contains("[REDACTED:api-key]"),
+        "{}",
+        corrected.body
+    );
+    let body: String = store
+        .read(|c| {
+            c.query_row("SELECT body FROM memories WHERE id = ?1", [id], |r| {
+                r.get(0)
+            })
+        })
+        .unwrap();
+    assert_eq!(body, "the staging key is [REDACTED:api-key], keep it handy");
+    drop(store);
+    for f in std::fs::read_dir(dir.path()).unwrap() {
+        let bytes = std::fs::read(f.unwrap().path()).unwrap();
+        assert!(
+            !bytes.windows(secret.len()).any(|w| w == secret.as_bytes()),
+            "the key reached a database file"
+        );
+    }
+}

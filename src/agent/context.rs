@@ -17,8 +17,8 @@ use rusqlite::Connection;
 use crate::llm::{Item, ToolSpec};
 
 use super::conversation::{self, StoredMessage};
-use super::redact::redact;
 use super::tokens;
+use crate::redact::redact;
 
 pub const INSTRUCTIONS: &str = "\
 You are Mira, a coding assistant that lives in the user's editor (VS Code, Neovim, Helix) and \

@@ -5,7 +5,6 @@
 pub mod context;
 pub mod conversation;
 pub mod host;
-pub mod redact;
 pub mod router;
 pub mod summarize;
 pub mod tokens;

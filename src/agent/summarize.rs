@@ -10,7 +10,7 @@ use crate::llm::{Client, Effort, Item, Request};
 use crate::store::Store;
 
 use super::conversation::{self, StoredMessage};
-use super::redact::redact;
+use crate::redact::redact;
 
 const INSTRUCTIONS: &str = "\
 You summarise part of a long-running conversation between a user and Mira, their coding \

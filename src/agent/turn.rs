@@ -22,10 +22,10 @@ use super::context::{
 };
 use super::conversation::{self, NewTurn, ToolCallRecord, ToolOutcome, TurnEnd, TurnStatus};
 use super::host::{TurnEvent, TurnHost, TurnOutcome};
-use super::redact::redact_with;
 use super::router;
 use super::summarize;
 use super::tools::{Registry, ToolContext, ToolError};
+use crate::redact::redact_with;
 
 #[derive(Clone, Debug)]
 pub struct Limits {

@@ -82,7 +82,8 @@ pub fn remember_with_vector(
     new: &NewMemory,
     vector: Option<(&super::vectors::VectorSpace, &[f32])>,
 ) -> Result<Remembered, MemoryError> {
-    let body = validate_body(&new.body)?;
+    let body = crate::redact::redact(validate_body(&new.body)?);
+    let body = body.as_ref();
     if !new.anchors.is_empty() && new.scope == Scope::Global {
         return Err(MemoryError::Invalid {
             field: "anchors",
@@ -142,7 +143,8 @@ pub fn remember_with_vector(
 /// superseded, with `valid_to` set; it never surfaces in recall again. The correction inherits
 /// the old memory's scope and anchors.
 pub fn correct(tx: &Transaction<'_>, old_id: i64, body: &str) -> Result<Memory, MemoryError> {
-    let body = validate_body(body)?;
+    let body = crate::redact::redact(validate_body(body)?);
+    let body = body.as_ref();
     let old = get(tx, old_id)?;
     match old.status {
         Status::Active => {}

@@ -132,6 +132,9 @@ impl MemoryService {
     ) -> Result<Remembered, MemoryError> {
         // reject bad input before touching the database
         memories::validate_body(&req.text)?;
+        // secrets never reach the embedder or the database
+        let mut req = req;
+        req.text = crate::redact::redact(&req.text).into_owned();
         if req.project_scoped && project.is_none() {
             return Err(MemoryError::Invalid {
                 field: "scope",
