@@ -128,8 +128,40 @@ async fn malformed_input_gets_errors_and_the_server_keeps_answering() {
 #[tokio::test]
 async fn commands_answer_and_unknown_ones_are_named() {
     let sandbox = Sandbox::new();
+    std::fs::write(
+        sandbox.project().join("lib.rs"),
+        "pub fn one() {}\npub fn two() {}\n",
+    )
+    .unwrap();
     let mut s = TestServer::in_process(&sandbox);
     s.initialize_default(&sandbox, &["utf-16"]).await;
+    // The index reports itself once its cold crawl is done.
+    let mut index = json!(null);
+    for _ in 0..100 {
+        let st = s
+            .request(
+                "workspace/executeCommand",
+                json!({"command": "mira.status"}),
+            )
+            .await
+            .unwrap();
+        index = st["index"].clone();
+        if index["ready"] == true {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert_eq!(
+        index,
+        json!({"files": 1, "symbols": 2, "ready": true, "skipped": 0})
+    );
+    while s
+        .notifications()
+        .iter()
+        .any(|n| n["method"] == "window/showMessage")
+    {
+        s.notification("window/showMessage").await;
+    }
     let status = s
         .request(
             "workspace/executeCommand",

@@ -3,7 +3,7 @@
 
 use super::state::ServerState;
 use crate::surface::commands::{self, Command};
-use crate::surface::status::{self, Status};
+use crate::surface::status::{self, IndexSummary, Status};
 use std::sync::Arc;
 use tower_lsp_server::jsonrpc::{Error, Result};
 use tower_lsp_server::ls_types::{ExecuteCommandParams, LSPAny, MessageType};
@@ -66,8 +66,22 @@ async fn status(state: &Arc<ServerState>) -> Result<Option<LSPAny>> {
         }
         Err(_) => (None, 0),
     };
+    let index = match state.index.handle() {
+        Some(h) => tokio::time::timeout(std::time::Duration::from_millis(40), h.status())
+            .await
+            .ok()
+            .and_then(|r| r.ok())
+            .map(|s| IndexSummary {
+                files: s.files,
+                symbols: s.symbols,
+                ready: s.cold_index_done,
+                skipped: s.last_stats.as_ref().map_or(0, |st| st.skipped.len()),
+            }),
+        None => None,
+    };
     let config = state.config();
     let report = Status {
+        index,
         version: env!("CARGO_PKG_VERSION"),
         project: (&session.project).into(),
         database: session

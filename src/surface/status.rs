@@ -8,6 +8,8 @@ use serde::Serialize;
 #[serde(rename_all = "camelCase")]
 pub struct Status {
     pub version: &'static str,
+    /// The symbol index, when it answered within the command's time budget.
+    pub index: Option<IndexSummary>,
     pub project: ProjectStatus,
     pub database: Option<String>,
     pub schema_version: Option<u32>,
@@ -18,6 +20,15 @@ pub struct Status {
     pub position_encoding: &'static str,
     pub open_documents: usize,
     pub provider: Option<String>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct IndexSummary {
+    pub files: usize,
+    pub symbols: usize,
+    /// The cold index has finished (until then results are partial).
+    pub ready: bool,
+    pub skipped: usize,
 }
 
 #[derive(Debug, Serialize)]
@@ -59,11 +70,17 @@ impl Status {
             ),
             (None, None) => "no store".into(),
         };
+        let index = match &self.index {
+            Some(i) if i.ready => format!("index {} files, {} symbols", i.files, i.symbols),
+            Some(i) => format!("indexing… {} files so far", i.files),
+            None => "index unavailable".into(),
+        };
         format!(
-            "Mira {} · project {} ({}) · {} · provider {}",
+            "Mira {} · project {} ({}) · {} · {} · provider {}",
             self.version,
             self.project.name,
             self.project.detection,
+            index,
             store,
             self.provider.as_deref().unwrap_or("not configured")
         )
