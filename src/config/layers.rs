@@ -123,19 +123,19 @@ pub(super) fn load(inputs: &ConfigInputs) -> Result<Loaded, ConfigError> {
 
     // 1. user file (an explicit MIRA_CONFIG must exist; the default may not)
     let (user_file, required) = user_file(inputs);
-    if let Some(path) = user_file {
-        if let Some(table) = read_file_layer(&path, required, &mut unknown, |p| {
+    if let Some(path) = user_file
+        && let Some(table) = read_file_layer(&path, required, &mut unknown, |p| {
             Source::UserFile(p.to_path_buf())
-        })? {
-            merge(
-                &mut merged,
-                table,
-                "",
-                &Source::UserFile(path.clone()),
-                &mut sources,
-            );
-            files.push(path);
-        }
+        })?
+    {
+        merge(
+            &mut merged,
+            table,
+            "",
+            &Source::UserFile(path.clone()),
+            &mut sources,
+        );
+        files.push(path);
     }
 
     // 2. project file

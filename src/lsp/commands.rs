@@ -56,7 +56,7 @@ fn report(
 }
 
 async fn status(state: &Arc<ServerState>) -> Result<Option<LSPAny>> {
-    let session = state.session().ok_or_else(|| Error::invalid_request())?;
+    let session = state.session().ok_or_else(Error::invalid_request)?;
     let (schema_version, attached) = match &session.store {
         Ok(store) => {
             let store = store.clone();

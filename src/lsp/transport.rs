@@ -57,10 +57,11 @@ impl<R: AsyncRead + Unpin> FrameReader<R> {
     pub async fn next(&mut self) -> std::io::Result<Option<Frame>> {
         loop {
             // Skip anything before a header (garbage left by a wrong Content-Length).
-            if let Some(at) = find_ci(&self.buf, b"content-length") {
-                if at > 0 && !header_starts_at(&self.buf, at) {
-                    self.buf.drain(..at);
-                }
+            if let Some(at) = find_ci(&self.buf, b"content-length")
+                && at > 0
+                && !header_starts_at(&self.buf, at)
+            {
+                self.buf.drain(..at);
             }
             if let Some(end) = find(&self.buf, b"\r\n\r\n") {
                 let header = String::from_utf8_lossy(&self.buf[..end]).into_owned();
@@ -200,20 +201,17 @@ where
     W: AsyncWrite + Unpin,
 {
     let mut reader = FrameReader::new(input);
-    loop {
-        match reader.next().await {
-            Ok(Some(frame)) => match check(frame) {
-                Verdict::Forward(body) => {
-                    if server_in.write_all(&encode(&body)).await.is_err() {
-                        break;
-                    }
+    while let Ok(Some(frame)) = reader.next().await {
+        match check(frame) {
+            Verdict::Forward(body) => {
+                if server_in.write_all(&encode(&body)).await.is_err() {
+                    break;
                 }
-                Verdict::Reply(v) => {
-                    tracing::warn!(reply = %v, "malformed message from the client");
-                    let _ = replies.send(encode(v.to_string().as_bytes()));
-                }
-            },
-            Ok(None) | Err(_) => break,
+            }
+            Verdict::Reply(v) => {
+                tracing::warn!(reply = %v, "malformed message from the client");
+                let _ = replies.send(encode(v.to_string().as_bytes()));
+            }
         }
     }
     // Closing the server's input ends its read loop: stdin EOF means the editor is gone.
@@ -291,7 +289,7 @@ mod tests {
         input.extend_from_slice(body);
         input.extend_from_slice(&encode(br#"{"jsonrpc":"2.0","id":2,"method":"y"}"#));
         let got = frames(&input).await;
-        assert_eq!(check(got.into_iter().next().unwrap()).is_reply(), true);
+        assert!(check(got.into_iter().next().unwrap()).is_reply());
         let got = frames(&input).await;
         assert!(matches!(got.last(), Some(Frame::Body(b)) if b.ends_with(b"\"y\"}")));
     }

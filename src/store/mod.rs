@@ -134,17 +134,17 @@ impl Store {
 /// file never exists with the process umask's wider mode. SQLite gives -wal/-shm the same mode.
 fn prepare_file(path: &Path) -> Result<(), StoreError> {
     use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        if !dir.exists() {
-            std::fs::DirBuilder::new()
-                .recursive(true)
-                .mode(0o700)
-                .create(dir)
-                .map_err(|source| StoreError::CreateDir {
-                    path: dir.to_path_buf(),
-                    source,
-                })?;
-        }
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty())
+        && !dir.exists()
+    {
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(dir)
+            .map_err(|source| StoreError::CreateDir {
+                path: dir.to_path_buf(),
+                source,
+            })?;
     }
     match std::fs::OpenOptions::new()
         .write(true)

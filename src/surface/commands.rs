@@ -278,10 +278,10 @@ impl Args {
         }
         let parsed: T = self.object()?;
         // An object with an empty main field is as useless as an empty string.
-        if let Some(Value::String(s)) = self.arguments[0].get(field) {
-            if s.trim().is_empty() {
-                return Err(self.bad(format!("`{field}` is empty")));
-            }
+        if let Some(Value::String(s)) = self.arguments[0].get(field)
+            && s.trim().is_empty()
+        {
+            return Err(self.bad(format!("`{field}` is empty")));
         }
         Ok(parsed)
     }

@@ -76,10 +76,10 @@ pub fn run(inputs: ConfigInputs, start: &Path) -> Doctor {
     if let Some(l) = &loaded {
         files = l.files.iter().map(|f| (f.clone(), true)).collect();
     }
-    if let (Some(user), _) = config::user_file(&inputs) {
-        if !files.iter().any(|(f, _)| f == &user) {
-            files.insert(0, (user, false));
-        }
+    if let (Some(user), _) = config::user_file(&inputs)
+        && !files.iter().any(|(f, _)| f == &user)
+    {
+        files.insert(0, (user, false));
     }
     if !files.iter().any(|(f, _)| f == &project_file) {
         files.push((project_file, false));
@@ -101,10 +101,7 @@ pub fn run(inputs: ConfigInputs, start: &Path) -> Doctor {
                 }
                 Some(StoreReport {
                     schema_version: store.schema_version().unwrap_or(0),
-                    attached: store
-                        .read(|c| sessions::live(c))
-                        .map(|s| s.len())
-                        .unwrap_or(0),
+                    attached: store.read(sessions::live).map(|s| s.len()).unwrap_or(0),
                     integrity,
                     path,
                 })

@@ -51,10 +51,7 @@ impl From<&Project> for ProjectStatus {
 /// Reads the store: call from a blocking context.
 pub fn store_facts(store: &Store) -> (Option<u32>, usize) {
     let schema = store.schema_version().ok();
-    let live = store
-        .read(|c| sessions::live(c))
-        .map(|l| l.len())
-        .unwrap_or(0);
+    let live = store.read(sessions::live).map(|l| l.len()).unwrap_or(0);
     (schema, live)
 }
 
