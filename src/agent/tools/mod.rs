@@ -11,8 +11,10 @@ mod bash;
 mod edit_file;
 mod grep;
 mod list_files;
+mod memory;
 mod read_artifact;
 mod read_file;
+mod symbols;
 mod write_file;
 
 use std::path::Path;
@@ -89,6 +91,13 @@ impl Registry {
                 Box::new(write_file::WriteFile),
                 Box::new(bash::Bash),
                 Box::new(read_artifact::ReadArtifact),
+                Box::new(symbols::FindSymbol),
+                Box::new(symbols::SymbolContext),
+                Box::new(memory::Remember),
+                Box::new(memory::Recall),
+                Box::new(memory::Forget),
+                Box::new(memory::Goals),
+                Box::new(memory::Tasks),
             ],
         }
     }
