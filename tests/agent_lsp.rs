@@ -813,3 +813,71 @@ async fn bash_on_ask_asks_the_user_through_show_message_request() {
     assert!(mock.requests()[1].raw.contains("did not allow"));
     server.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ask_can_override_the_reasoning_effort() {
+    let sandbox = Sandbox::new();
+    let mock = MockLlm::start(Wire::Responses).await;
+    mock.push_turn(&Turn::text(&["Thought hard."]));
+    mock.push_turn(&Turn::text(&["Barely thought."]));
+    let mut server = TestServer::in_process_with_env(env(&sandbox, &mock), sandbox.project());
+    server.initialize(capabilities(false, &sandbox)).await;
+    for (effort, question) in [("high", "think hard"), ("low", "quick one")] {
+        server
+            .request(
+                "workspace/executeCommand",
+                json!({"command": "mira.ask", "arguments": [{"question": question, "effort": effort}]}),
+            )
+            .await
+            .unwrap();
+        message(&mut server, "Mira answered").await;
+    }
+    let efforts: Vec<Value> = mock
+        .requests()
+        .iter()
+        .map(|r| r.body["reasoning"]["effort"].clone())
+        .collect();
+    assert_eq!(efforts, [json!("high"), json!("low")]);
+    let e = server
+        .request(
+            "workspace/executeCommand",
+            json!({"command": "mira.ask", "arguments": [{"question": "q", "effort": "maximal"}]}),
+        )
+        .await
+        .unwrap_err();
+    assert!(e["message"].as_str().unwrap().contains("maximal"), "{e}");
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_typed_question_uses_the_last_focus() {
+    let sandbox = Sandbox::new();
+    let mock = MockLlm::start(Wire::Chat).await;
+    mock.push_turn(&Turn::text(&["It is beta."]));
+    let mut server = TestServer::in_process_with_env(env(&sandbox, &mock), sandbox.project());
+    server.initialize(capabilities(false, &sandbox)).await;
+    let uri = sandbox.file_uri("src/focus.rs");
+    server
+        .open(&uri, "rust", "fn alpha() {}\n\nfn beta_function() {}\n")
+        .await;
+    // Helix: K on beta_function, then `:lsp-workspace-command mira.ask what is this`
+    server
+        .request(
+            "textDocument/hover",
+            json!({"textDocument": {"uri": uri}, "position": {"line": 2, "character": 5}}),
+        )
+        .await
+        .unwrap();
+    server
+        .request(
+            "workspace/executeCommand",
+            json!({"command": "mira.ask", "arguments": ["what", "is", "this"]}),
+        )
+        .await
+        .unwrap();
+    message(&mut server, "Mira answered").await;
+    let body = mock.requests()[0].body.to_string();
+    assert!(body.contains("src/focus.rs"), "{body}");
+    assert!(body.contains("fn beta_function() {}"), "{body}");
+    server.shutdown().await;
+}

@@ -11,7 +11,7 @@ mod symbols;
 pub mod transport;
 
 pub use server::{Backend, DocumentState, DocumentStateParams};
-pub use state::{ServeOptions, ServerState, Session};
+pub use state::{Focus, ServeOptions, ServerState, Session};
 
 use tokio::io::{AsyncRead, AsyncWrite};
 use tower_lsp_server::{ClientSocket, LspService, Server};

@@ -30,6 +30,13 @@ impl ServeOptions {
     }
 }
 
+/// A place in a document the user pointed at.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Focus {
+    pub uri: tower_lsp_server::ls_types::Uri,
+    pub range: tower_lsp_server::ls_types::Range,
+}
+
 /// Fixed once `initialize` has been answered.
 pub struct Session {
     pub encoding: PositionEncoding,
@@ -53,6 +60,9 @@ pub struct ServerState {
     folders: Mutex<Vec<WorkspaceFolder>>,
     doc_subscribers: Mutex<Vec<UnboundedSender<DocEvent>>>,
     shutdown_requested: AtomicBool,
+    /// Where the user last was, as far as Mira can tell (hover, code actions): typed commands
+    /// without a location (Helix's `:lsp-workspace-command mira.ask …`) act there.
+    last_focus: Mutex<Option<Focus>>,
     pub index: super::symbols::IndexSlot,
     /// Set once the store is open (see `lsp::memory::start`).
     memory: OnceLock<MemoryService>,
@@ -76,6 +86,7 @@ impl ServerState {
             folders: Mutex::default(),
             doc_subscribers: Mutex::default(),
             shutdown_requested: AtomicBool::new(false),
+            last_focus: Mutex::default(),
             index: Default::default(),
             memory: OnceLock::new(),
         }
@@ -145,6 +156,17 @@ impl ServerState {
 
     pub(super) fn set_memory(&self, m: MemoryService) {
         let _ = self.memory.set(m);
+    }
+
+    pub fn set_focus(&self, focus: Focus) {
+        *self.last_focus.lock().unwrap_or_else(|e| e.into_inner()) = Some(focus);
+    }
+
+    pub fn last_focus(&self) -> Option<Focus> {
+        self.last_focus
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
     }
 
     pub fn request_shutdown(&self) {

@@ -297,6 +297,10 @@ pub async fn goto_definition(
 
 pub async fn hover(state: &ServerState, params: HoverParams) -> Result<Option<Hover>> {
     let p = params.text_document_position_params;
+    state.set_focus(super::Focus {
+        uri: p.text_document.uri.clone(),
+        range: Range::new(p.position, p.position),
+    });
     let hit = index(state)?
         .hover(&p.text_document.uri, p.position, state.encoding())
         .await

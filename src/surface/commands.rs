@@ -38,6 +38,31 @@ pub struct AskArgs {
     pub range: Option<Range>,
     #[serde(default)]
     pub position: Option<Position>,
+    /// Reasoning effort for this question, over the router's choice and `agent.effort`.
+    #[serde(default)]
+    pub effort: Option<EffortArg>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EffortArg {
+    None,
+    Low,
+    Medium,
+    High,
+    Xhigh,
+}
+
+impl From<EffortArg> for crate::llm::Effort {
+    fn from(e: EffortArg) -> Self {
+        match e {
+            EffortArg::None => crate::llm::Effort::None,
+            EffortArg::Low => crate::llm::Effort::Low,
+            EffortArg::Medium => crate::llm::Effort::Medium,
+            EffortArg::High => crate::llm::Effort::High,
+            EffortArg::Xhigh => crate::llm::Effort::XHigh,
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Deserialize)]
@@ -194,7 +219,9 @@ impl std::error::Error for CommandError {}
 
 fn usage(command: &str) -> &'static str {
     match command {
-        "mira.ask" => "Expected a question string or {question, uri?, range?, position?}",
+        "mira.ask" => {
+            "Expected a question string or {question, uri?, range?, position?, effort?: none|low|medium|high|xhigh}"
+        }
         "mira.askSymbol" => "Expected {uri, position}",
         "mira.explain" => "Expected {uri, range}",
         "mira.fix" => "Expected {uri, range, diagnostics}",
@@ -322,7 +349,8 @@ mod tests {
                 question: "why is this slow?".into(),
                 uri: None,
                 range: None,
-                position: None
+                position: None,
+                effort: None
             })
         );
         let c = parse(

@@ -207,19 +207,19 @@ fn context(
             out.push_str(&format!("doc: {doc}\n"));
         }
         // Only files inside the root are read, through the same confinement as read_file.
-        if let Ok(path) = confine::resolve(root, &d.path.to_string_lossy()) {
-            if let Ok(text) = std::fs::read_to_string(&path) {
-                let start = d.range.start.line as usize;
-                let end = (d.range.end.line as usize).min(start + MAX_BODY_LINES);
-                out.push_str("```\n");
-                for (i, line) in text.lines().enumerate().take(end + 1).skip(start) {
-                    out.push_str(&format!("{}\t{line}\n", i + 1));
-                }
-                if d.range.end.line as usize > end {
-                    out.push_str("… (truncated; read_file for the rest)\n");
-                }
-                out.push_str("```\n");
+        if let Ok(path) = confine::resolve(root, &d.path.to_string_lossy())
+            && let Ok(text) = std::fs::read_to_string(&path)
+        {
+            let start = d.range.start.line as usize;
+            let end = (d.range.end.line as usize).min(start + MAX_BODY_LINES);
+            out.push_str("```\n");
+            for (i, line) in text.lines().enumerate().take(end + 1).skip(start) {
+                out.push_str(&format!("{}\t{line}\n", i + 1));
             }
+            if d.range.end.line as usize > end {
+                out.push_str("… (truncated; read_file for the rest)\n");
+            }
+            out.push_str("```\n");
         }
     }
     let conn = store

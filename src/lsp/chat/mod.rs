@@ -87,9 +87,17 @@ impl Chat {
 }
 
 /// `mira.ask`: start a turn and answer `{turn}` without waiting for anything.
-pub fn ask(state: &Arc<ServerState>, args: AskArgs) -> std::result::Result<Value, String> {
+pub fn ask(state: &Arc<ServerState>, mut args: AskArgs) -> std::result::Result<Value, String> {
     if args.question.trim().is_empty() {
         return Err("the question is empty".into());
+    }
+    // A question typed without a location is about where the user last was ("last focus").
+    if args.uri.is_none()
+        && let Some(f) = state.last_focus()
+    {
+        args.uri = Some(f.uri);
+        args.position = Some(f.range.start);
+        args.range = (f.range.start != f.range.end).then_some(f.range);
     }
     let session = state.session().ok_or("Mira is not initialized yet")?;
     let store = state
@@ -106,6 +114,7 @@ pub fn ask(state: &Arc<ServerState>, args: AskArgs) -> std::result::Result<Value
         turn: turn.clone(),
     };
     let project = session.project.clone();
+    let effort = args.effort.map(crate::llm::Effort::from);
     let st = state.clone();
     let id = turn.clone();
     tokio::spawn(async move {
@@ -127,7 +136,7 @@ pub fn ask(state: &Arc<ServerState>, args: AskArgs) -> std::result::Result<Value
                     question: args.question,
                     project,
                     editor,
-                    effort: None,
+                    effort,
                     source: "lsp",
                 };
                 agent.run(ask, &host, &cancel).await;
@@ -221,6 +230,7 @@ impl Backend {
             uri: params.uri,
             range: params.range,
             position: params.position,
+            effort: None,
         };
         let editor = editor_context(state, &session.project.root, &args);
         let project = session.project.clone();
