@@ -467,3 +467,32 @@ async fn configured_excludes_apply_to_the_crawl_and_the_watcher() {
     assert!(workspace_names(&mut s, "generated_after").await.is_empty());
     assert_eq!(s.shutdown().await, 0);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_open_document_over_the_size_limit_is_not_parsed_and_blocks_nothing() {
+    let sandbox = Sandbox::new();
+    let mut s = TestServer::in_process(&sandbox);
+    init(&mut s, &sandbox, caps()).await;
+    // 3 MB of Rust, over the default 1 MiB index.max_file_bytes.
+    let mut huge = String::from("fn huge_marker() {}\n");
+    while huge.len() < 3 * 1024 * 1024 {
+        huge.push_str("fn filler_function_with_a_long_name() { let x = 1 + 2 + 3; }\n");
+    }
+    let big = sandbox.file_uri("big.rs");
+    s.open(&big, "rust", &huge).await;
+    let small = sandbox.file_uri("small.rs");
+    s.open(&small, "rust", "fn small_marker() {}\n").await;
+    assert_eq!(document_names(&mut s, &small).await, ["small_marker"]);
+    let outline = s
+        .request(
+            "textDocument/documentSymbol",
+            json!({"textDocument": {"uri": big}}),
+        )
+        .await
+        .unwrap();
+    assert!(outline.is_null() || outline == json!([]), "{outline}");
+    assert!(workspace_names(&mut s, "huge_marker").await.is_empty());
+    // Mira still holds the text itself: edits apply and the document stays exact.
+    assert_eq!(s.document_state(&big).await.1.len(), huge.len());
+    s.shutdown().await;
+}

@@ -224,6 +224,7 @@ pub fn start(
     };
     let actor = Actor {
         root: opts.root.clone(),
+        max_bytes: opts.crawl.max_file_bytes,
         table: SymbolTable::default(),
         open: HashMap::new(),
         dirty: HashSet::new(),
@@ -252,6 +253,9 @@ struct OpenEntry {
 
 struct Actor {
     root: PathBuf,
+    /// Open documents larger than this are not parsed, like files the crawl skips: a
+    /// 50 MB buffer must not stall every other document's symbols.
+    max_bytes: u64,
     table: SymbolTable,
     open: HashMap<Uri, OpenEntry>,
     /// Open documents whose symbols changed since the table last saw them.
@@ -329,6 +333,14 @@ impl Actor {
                 let Some(lang) = Lang::for_document(&language_id, &path) else {
                     return;
                 };
+                if text.len_bytes() as u64 > self.max_bytes {
+                    tracing::info!(
+                        path = %path.display(),
+                        bytes = text.len_bytes(),
+                        "open document over index.max_file_bytes: not indexed"
+                    );
+                    return;
+                }
                 let key = self.key_for(&path);
                 if let Some(doc) = OpenDoc::open(lang, version, text) {
                     self.open.insert(uri.clone(), OpenEntry { key, doc });
