@@ -65,7 +65,17 @@ async fn symbol_and_memory_tools_work_through_every_provider() {
                     "call_6",
                     "find_symbol",
                     r#"{"query":"parse","kind":"sandwich"}"#,
+                )
+                .call(
+                    "call_7",
+                    "goals",
+                    r#"{"action":"add","title":"ship v1","priority":"high"}"#,
                 ),
+        );
+        mock.push_turn(
+            &Turn::text(&["Checking."])
+                .call("call_8", "goals", r#"{"action":"list"}"#)
+                .call("call_9", "tasks", r#"{"action":"list"}"#),
         );
         mock.push_turn(&Turn::text(&["Done."]));
         let agent = s.agent(&mock, AgentSettings::default());
@@ -111,6 +121,13 @@ async fn symbol_and_memory_tools_work_through_every_provider() {
             second.contains("sandwich"),
             "an unknown kind is an argument error: {second}"
         );
+
+        let third = outputs(&mock, 3).join("\n---\n");
+        assert!(
+            third.contains("[active high 0%] ship v1"),
+            "{wire:?}: {third}"
+        );
+        assert!(third.contains("document parse_config"), "{wire:?}: {third}");
 
         // The same store the CLI reads: the memory and the task are really there.
         let remembered: i64 = s

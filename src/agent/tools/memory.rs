@@ -31,6 +31,17 @@ fn project_id(store: &Store, root: &std::path::Path) -> Result<i64, ToolError> {
         .map_err(|e: rusqlite::Error| ToolError::Failed(e.to_string()))
 }
 
+/// A read through the memory library: store errors and memory errors, both as tool errors.
+fn query<T>(
+    store: &Store,
+    f: impl FnOnce(&rusqlite::Connection) -> Result<T, MemoryError>,
+) -> Result<T, ToolError> {
+    store
+        .read(|c| Ok(f(c)))
+        .map_err(|e| ToolError::Failed(format!("the memory store failed: {e}")))?
+        .map_err(failed)
+}
+
 fn parse<T: std::str::FromStr<Err = MemoryError>>(v: Option<&str>) -> Result<Option<T>, ToolError> {
     v.map(str::parse).transpose().map_err(failed)
 }
@@ -176,10 +187,9 @@ impl Tool for Recall {
                     project: Some(pid),
                     limit: a.limit.unwrap_or(8).min(50),
                 };
-                let hits = store
-                    .read(|c| Ok(recall::recall(c, &q, None, &RecallWeights::default())))
-                    .map_err(|e| ToolError::Failed(e.to_string()))?
-                    .map_err(failed)?;
+                let hits = query(&store, |c| {
+                    recall::recall(c, &q, None, &RecallWeights::default())
+                })?;
                 let lines: Vec<String> = hits
                     .iter()
                     .map(|h| format!("#{} [{}] {}", h.memory.id, h.memory.kind, h.memory.body))
@@ -334,10 +344,7 @@ impl Tool for Goals {
                 match a {
                     GoalsArgs::List => {
                         let pid = project_id(&store, &root)?;
-                        let gs = store
-                            .read(|c| Ok(goals::list_goals(c, Some(pid), false)))
-                            .map_err(|e| ToolError::Failed(e.to_string()))?
-                            .map_err(failed)?;
+                        let gs = query(&store, |c| goals::list_goals(c, Some(pid), false))?;
                         let text: Vec<String> = gs.iter().map(line).collect();
                         Ok(ToolOutput {
                             summary: format!("{} goals", gs.len()),
@@ -474,10 +481,7 @@ impl Tool for Tasks {
                 match a {
                     TasksArgs::List { goal } => {
                         let pid = project_id(&store, &root)?;
-                        let ts = store
-                            .read(|c| Ok(goals::list_tasks(c, Some(pid), goal, false)))
-                            .map_err(|e| ToolError::Failed(e.to_string()))?
-                            .map_err(failed)?;
+                        let ts = query(&store, |c| goals::list_tasks(c, Some(pid), goal, false))?;
                         let text: Vec<String> = ts.iter().map(line).collect();
                         Ok(ToolOutput {
                             summary: format!("{} tasks", ts.len()),
