@@ -208,6 +208,7 @@ fn main() {
         question: q.into(),
         project: project.clone(),
         editor: None,
+        focus: None,
         effort: None,
         source: "bench",
     };
@@ -229,7 +230,7 @@ fn main() {
             WORDS[(i + 5) % 17]
         );
         let t = Instant::now();
-        let (req, sections) = agent.preview(&conn, &ask(&q)).unwrap();
+        let (req, sections) = rt.block_on(agent.preview(&ask(&q))).unwrap();
         times.push(t.elapsed());
         last_tokens = sections.iter().map(|s| s.tokens).sum::<usize>();
         std::hint::black_box(req);

@@ -469,7 +469,7 @@ async fn sections_are_cut_to_their_budgets() {
         selection: Some(selection),
         ..Default::default()
     });
-    let (req, sections) = s.store.read(|c| agent.preview(c, &ask)).unwrap();
+    let (req, sections) = agent.preview(&ask).await.unwrap();
     let editor = sections.iter().find(|x| x.name == "editor").unwrap();
     assert!(editor.truncated && editor.tokens <= 200, "{editor:?}");
     let user = match req.items.last().unwrap() {

@@ -98,7 +98,7 @@ fn remember_in_one_process_recall_in_another() {
         ],
     );
     assert_eq!(code, 0);
-    assert!(out.contains("correcting #1"), "{out}");
+    assert!(out.contains("supersedes #1"), "{out}");
     let (_, out, _) = run(&sb, &p, &["recall", "cargo fmt"]);
     assert!(out.contains("#2") && !out.contains("#1 "), "{out}");
 

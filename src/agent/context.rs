@@ -12,6 +12,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::LazyLock;
 
+use futures::future::BoxFuture;
 use rusqlite::Connection;
 
 use crate::llm::{Item, ToolSpec};
@@ -44,8 +45,10 @@ pub struct Budgets {
     pub goals: usize,
     pub summaries: usize,
     pub history: usize,
-    pub recalled: usize,
+    pub memories: usize,
+    pub conversation: usize,
     pub code: usize,
+    pub focus: usize,
     pub editor: usize,
 }
 
@@ -58,8 +61,10 @@ impl Default for Budgets {
             goals: 1_500,
             summaries: 6_000,
             history: 32_000,
-            recalled: 2_000,
+            memories: 2_000,
+            conversation: 2_000,
             code: 6_000,
+            focus: 4_000,
             editor: 8_000,
         }
     }
@@ -116,23 +121,114 @@ impl EditorContext {
     }
 }
 
-/// Memory and code knowledge the turn draws on. The memory and index modules implement this;
-/// [`NoSources`] is the empty one.
+/// The symbol the user is asking about ("Ask Mira about this symbol", a code action, hover):
+/// filled by the editor surface from the live index, rendered as its own section.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Focus {
+    /// Qualified name.
+    pub symbol: String,
+    /// Root-relative path and 1-based line of the definition.
+    pub path: String,
+    pub line: u32,
+    pub signature: String,
+    pub doc: Option<String>,
+    /// The definition's code (the open buffer's text when it is open).
+    pub code: String,
+    /// "name — path:line" of each caller and callee.
+    pub callers: Vec<String>,
+    pub callees: Vec<String>,
+    /// Memories anchored to the symbol, as "#id text".
+    pub memories: Vec<String>,
+}
+
+impl Focus {
+    fn render(&self) -> String {
+        let mut s = format!("{} — {}:{}\n", self.symbol, self.path, self.line);
+        if let Some(d) = self.doc.as_deref().filter(|d| !d.trim().is_empty()) {
+            s.push_str(&format!("doc: {}\n", d.trim()));
+        }
+        if !self.code.trim().is_empty() {
+            s.push_str(&format!("```\n{}\n```\n", self.code.trim_end()));
+        } else if !self.signature.is_empty() {
+            s.push_str(&format!("`{}`\n", self.signature));
+        }
+        for (title, list) in [
+            ("Mira remembers about it", &self.memories),
+            ("Called from", &self.callers),
+            ("Calls", &self.callees),
+        ] {
+            if !list.is_empty() {
+                s.push_str(&format!("{title}:\n{}", bullets(list)));
+            }
+        }
+        s
+    }
+}
+
+/// The question's embedding, computed before the snapshot is read (embedding is network or
+/// model work; the snapshot must stay short).
+#[derive(Clone, Debug, PartialEq)]
+pub struct QueryEmbedding {
+    pub model_id: String,
+    pub vector: Vec<f32>,
+}
+
+/// How the question was embedded.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Embedded {
+    /// No embedder is configured: full-text search only, as intended.
+    Off,
+    Ready(QueryEmbedding),
+    /// An embedder is configured but did not answer: full-text search only, and the
+    /// context report says why.
+    Unavailable(String),
+}
+
+impl Embedded {
+    pub fn vector(&self) -> Option<&QueryEmbedding> {
+        match self {
+            Embedded::Ready(q) => Some(q),
+            _ => None,
+        }
+    }
+}
+
+/// What a source is asked about.
+pub struct Query<'a> {
+    pub text: &'a str,
+    pub project: Option<i64>,
+    /// Canonical project root (code is read from it).
+    pub root: &'a Path,
+    pub embedding: Option<&'a QueryEmbedding>,
+    pub editor: Option<&'a EditorContext>,
+}
+
+/// Memory and code knowledge the turn draws on, read inside the turn's one snapshot.
+/// `agent::knowledge::Knowledge` is the real one; [`NoSources`] is the empty one (tests).
 pub trait ContextSources: Send + Sync {
-    /// Corrections and preferences: always included.
+    /// Corrections and preferences (all active ones, newest first, each with its `#id`).
     fn standing(&self, _conn: &Connection, _project: Option<i64>) -> Vec<String> {
         Vec::new()
     }
+    /// Active goals with milestones, and open tasks.
     fn goals(&self, _conn: &Connection, _project: Option<i64>) -> Vec<String> {
         Vec::new()
     }
-    /// Memories relevant to the question.
-    fn recall(&self, _conn: &Connection, _query: &str, _project: Option<i64>) -> Vec<String> {
+    /// Memories relevant to the question (hybrid recall), best first.
+    fn recall(&self, _conn: &Connection, _q: &Query) -> Vec<String> {
         Vec::new()
     }
-    /// Symbols and code relevant to the question.
-    fn code(&self, _conn: &Connection, _query: &str, _project: Option<i64>) -> Vec<String> {
+    /// Symbols and code relevant to the question (code search), best first.
+    fn code(&self, _conn: &Connection, _q: &Query) -> Vec<String> {
         Vec::new()
+    }
+    /// Memories anchored to the symbols around the editor's cursor.
+    fn anchored(&self, _conn: &Connection, _q: &Query) -> Vec<String> {
+        Vec::new()
+    }
+    /// Embeds the question (off the snapshot, before it).
+    fn embed<'a>(&'a self, _text: &'a str) -> BoxFuture<'a, Embedded> {
+        Box::pin(async { Embedded::Off })
     }
 }
 
@@ -143,8 +239,11 @@ pub struct ContextInput<'a> {
     pub project: &'a ProjectInfo,
     pub question: &'a str,
     pub editor: Option<&'a EditorContext>,
+    /// The symbol in focus, when the request is about one.
+    pub focus: Option<&'a Focus>,
     pub tools: &'a [ToolSpec],
     pub sources: &'a dyn ContextSources,
+    pub embedded: &'a Embedded,
     /// The running turn, whose own messages are already stored.
     pub current_turn: Option<i64>,
 }
@@ -154,6 +253,12 @@ pub struct SectionReport {
     pub name: &'static str,
     pub tokens: usize,
     pub truncated: bool,
+    /// Why a section is thinner than usual (e.g. recall without vectors).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+    /// Exactly what the section contributes (empty for instructions and history, which are
+    /// the request's system prompt head and its earlier messages).
+    pub text: String,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -174,6 +279,7 @@ struct Part {
     text: String,
     tokens: usize,
     truncated: bool,
+    note: Option<String>,
 }
 
 fn part(name: &'static str, text: String, budget: usize) -> Part {
@@ -184,6 +290,7 @@ fn part(name: &'static str, text: String, budget: usize) -> Part {
             text,
             tokens: full,
             truncated: false,
+            note: None,
         };
     }
     let cut = tokens::truncate(&text, budget).to_string();
@@ -193,6 +300,7 @@ fn part(name: &'static str, text: String, budget: usize) -> Part {
         text: cut,
         tokens,
         truncated: true,
+        note: None,
     }
 }
 
@@ -301,45 +409,126 @@ pub fn sanitise(items: Vec<Item>) -> Vec<Item> {
         .collect()
 }
 
+/// Whole lines while they fit in `budget` (a cut line would be a half-truth).
+fn lines_part(name: &'static str, lines: &[String], budget: usize) -> Part {
+    let mut text = String::new();
+    let mut used = 0;
+    let mut truncated = false;
+    for l in lines {
+        let line = format!("- {}\n", l.trim());
+        let t = tokens::count(&line);
+        if used + t > budget {
+            truncated = true;
+            break;
+        }
+        used += t;
+        text.push_str(&line);
+    }
+    Part {
+        name,
+        text,
+        tokens: used,
+        truncated,
+        note: None,
+    }
+}
+
+/// Blocks (code, several lines each) while they fit in `budget`.
+fn blocks_part(name: &'static str, blocks: &[String], budget: usize) -> Part {
+    let mut text = String::new();
+    let mut used = 0;
+    let mut truncated = false;
+    for b in blocks {
+        let t = tokens::count(b) + 1;
+        if used + t > budget {
+            truncated = true;
+            continue;
+        }
+        used += t;
+        text.push_str(b.trim_end());
+        text.push_str("\n\n");
+    }
+    Part {
+        name,
+        text,
+        tokens: used,
+        truncated,
+        note: None,
+    }
+}
+
+fn summaries_part(conn: &Connection, budget: usize) -> rusqlite::Result<Part> {
+    // The newest summaries are the most relevant; older ones stay searchable.
+    let mut text = String::new();
+    let mut used = 0;
+    let mut truncated = false;
+    for s in conversation::summaries(conn)?.iter().rev() {
+        if used + s.tokens > budget {
+            truncated = true;
+            break;
+        }
+        used += s.tokens;
+        text = format!("{}\n\n{text}", s.content.trim());
+    }
+    Ok(Part {
+        name: "summaries",
+        text,
+        tokens: used,
+        truncated,
+        note: None,
+    })
+}
+
+/// Earlier messages and summaries relevant to the question, older than the verbatim window.
+fn conversation_lines(
+    conn: &Connection,
+    question: &str,
+    before: Option<i64>,
+) -> rusqlite::Result<Vec<String>> {
+    Ok(conversation::search(conn, question, 4, before)?
+        .into_iter()
+        .map(|h| {
+            let label = if h.from_summary {
+                "earlier summary"
+            } else {
+                "earlier message"
+            };
+            let text: String = h.text.chars().take(600).collect();
+            format!("({label}) {}", text.replace('\n', " "))
+        })
+        .collect())
+}
+
+/// Reads everything in one snapshot (the caller's read transaction) and lays it out most
+/// stable first: the system prompt (instructions, tools, project, corrections and
+/// preferences, goals, summaries), then history, then one user message carrying the
+/// query-dependent context (memories, past conversation, code, the symbol in focus, the
+/// editor) in front of the question.
 pub fn assemble(
     conn: &Connection,
     input: &ContextInput,
     budgets: &Budgets,
 ) -> rusqlite::Result<Assembled> {
     let project_id = input.project.id;
+    let src = input.sources;
+    let query = Query {
+        text: input.question,
+        project: project_id,
+        root: &input.project.root,
+        embedding: input.embedded.vector(),
+        editor: input.editor,
+    };
 
     // Stable sections.
     let tools = tool_docs(input.tools);
     let project = part("project", project_text(input.project), budgets.project);
-    let standing = part(
+    let standing = lines_part(
         "standing",
-        bullets(&input.sources.standing(conn, project_id)),
+        &src.standing(conn, project_id),
         budgets.standing,
     );
-    let goals = part(
-        "goals",
-        bullets(&input.sources.goals(conn, project_id)),
-        budgets.goals,
-    );
-    let all_summaries = conversation::summaries(conn)?;
-    // The newest summaries are the most relevant; older ones stay searchable.
-    let mut summary_text = String::new();
-    let mut summary_tokens = 0;
-    let mut summaries_cut = false;
-    for s in all_summaries.iter().rev() {
-        if summary_tokens + s.tokens > budgets.summaries {
-            summaries_cut = true;
-            break;
-        }
-        summary_tokens += s.tokens;
-        summary_text = format!("{}\n\n{summary_text}", s.content.trim());
-    }
-    let summaries = Part {
-        name: "summaries",
-        text: summary_text,
-        tokens: summary_tokens,
-        truncated: summaries_cut,
-    };
+    let goals = lines_part("goals", &src.goals(conn, project_id), budgets.goals);
+    let summaries = summaries_part(conn, budgets.summaries)?;
 
     // History.
     let verbatim = conversation::verbatim(conn, input.current_turn)?;
@@ -351,30 +540,26 @@ pub fn assemble(
     }
     let (history, history_tokens, history_cut) = history_items(messages, budgets.history);
 
-    // Query-dependent.
-    let mut recalled_lines: Vec<String> =
-        conversation::search(conn, input.question, 4, first_verbatim)?
-            .into_iter()
-            .map(|h| {
-                let label = if h.from_summary {
-                    "earlier summary"
-                } else {
-                    "earlier message"
-                };
-                let text: String = h.text.chars().take(600).collect();
-                format!("({label}) {}", text.replace('\n', " "))
-            })
-            .collect();
-    recalled_lines.extend(input.sources.recall(conn, input.question, project_id));
-    let mut recalled = part("recalled", bullets(&recalled_lines), budgets.recalled);
-    let mut code = part(
-        "code",
-        input
-            .sources
-            .code(conn, input.question, project_id)
-            .join("\n\n"),
-        budgets.code,
+    // Query-dependent, most important first.
+    let mut memories = lines_part("memories", &src.recall(conn, &query), budgets.memories);
+    if let Embedded::Unavailable(why) = input.embedded {
+        memories.note = Some(format!("full-text search only: {why}"));
+    }
+    let mut past = lines_part(
+        "conversation",
+        &conversation_lines(conn, input.question, first_verbatim)?,
+        budgets.conversation,
     );
+    let mut code = blocks_part("code", &src.code(conn, &query), budgets.code);
+    let mut focus_lines = input.focus.map(Focus::render).unwrap_or_default();
+    let anchored = src.anchored(conn, &query);
+    if !anchored.is_empty() {
+        focus_lines.push_str(&format!(
+            "Mira remembers about the code here:\n{}",
+            bullets(&anchored)
+        ));
+    }
+    let focus = part("focus", focus_lines, budgets.focus);
     let editor = part(
         "editor",
         input
@@ -386,25 +571,25 @@ pub fn assemble(
 
     let question_tokens = tokens::count(input.question);
     let tool_tokens = tokens::count(&tools);
-    let mut parts_total = *INSTRUCTION_TOKENS
+    let fixed = *INSTRUCTION_TOKENS
         + tool_tokens
         + project.tokens
         + standing.tokens
         + goals.tokens
         + summaries.tokens
         + history_tokens
-        + recalled.tokens
-        + code.tokens
+        + focus.tokens
         + editor.tokens
         + question_tokens;
-    // Over the total: drop the least important query-dependent context first.
-    for p in [&mut recalled, &mut code] {
-        if parts_total > budgets.total && p.tokens > 0 {
-            let keep = p.tokens.saturating_sub(parts_total - budgets.total);
+    let mut total = fixed + memories.tokens + past.tokens + code.tokens;
+    // Over the total: the least important query-dependent context goes first.
+    for p in [&mut past, &mut code, &mut memories] {
+        if total > budgets.total && p.tokens > 0 {
+            let keep = p.tokens.saturating_sub(total - budgets.total);
             let cut = tokens::truncate(&p.text, keep).to_string();
-            parts_total -= p.tokens;
+            total -= p.tokens;
             p.tokens = tokens::count(&cut);
-            parts_total += p.tokens;
+            total += p.tokens;
             p.text = cut;
             p.truncated = true;
         }
@@ -435,8 +620,10 @@ pub fn assemble(
             context.push_str(&format!("## {title}\n{}\n\n", body.trim_end()));
         }
     };
-    block("Recalled from earlier", &recalled.text);
-    block("Relevant code", &code.text);
+    block("Memories relevant to this question", &memories.text);
+    block("From earlier in the conversation", &past.text);
+    block("Relevant code (code search)", &code.text);
+    block("Symbol in focus", &focus.text);
     block("Editor", &editor.text);
     let user = if context.is_empty() {
         input.question.to_string()
@@ -444,28 +631,28 @@ pub fn assemble(
         format!("<context>\n{}</context>\n\n{}", context, input.question)
     };
 
+    let fixed_report = |name: &'static str, tokens: usize, truncated: bool| SectionReport {
+        name,
+        tokens,
+        truncated,
+        note: None,
+        text: String::new(),
+    };
     let sections = vec![
-        SectionReport {
-            name: "instructions",
-            tokens: *INSTRUCTION_TOKENS + tool_tokens,
-            truncated: false,
-        },
+        fixed_report("instructions", *INSTRUCTION_TOKENS + tool_tokens, false),
         report(&project),
         report(&standing),
         report(&goals),
         report(&summaries),
-        SectionReport {
-            name: "history",
-            tokens: history_tokens,
-            truncated: history_cut,
-        },
-        report(&recalled),
+        fixed_report("history", history_tokens, history_cut),
+        report(&memories),
+        report(&past),
         report(&code),
+        report(&focus),
         report(&editor),
         SectionReport {
-            name: "question",
-            tokens: question_tokens,
-            truncated: false,
+            text: input.question.to_string(),
+            ..fixed_report("question", question_tokens, false)
         },
     ];
     Ok(Assembled {
@@ -481,6 +668,8 @@ fn report(p: &Part) -> SectionReport {
         name: p.name,
         tokens: p.tokens,
         truncated: p.truncated,
+        note: p.note.clone(),
+        text: p.text.clone(),
     }
 }
 

@@ -5,13 +5,14 @@
 pub mod context;
 pub mod conversation;
 pub mod host;
+pub mod knowledge;
 pub mod router;
 pub mod summarize;
 pub mod tokens;
 pub mod tools;
 mod turn;
 
-pub use context::{EditorContext, ProjectInfo};
+pub use context::{EditorContext, Focus, ProjectInfo};
 pub use conversation::TurnStatus;
 pub use host::{EditOutcome, FileEdit, OpenDocument, TurnEvent, TurnHost, TurnOutcome};
 pub use turn::{Agent, AgentSettings, Ask, Limits, new_turn_id};

@@ -18,13 +18,16 @@ use crate::llm::{
 use crate::store::{Store, StoreError};
 
 use super::context::{
-    self, Budgets, ContextInput, ContextSources, EditorContext, NoSources, ProjectInfo,
+    self, Budgets, ContextInput, ContextSources, EditorContext, Embedded, Focus, ProjectInfo,
 };
 use super::conversation::{self, NewTurn, ToolCallRecord, ToolOutcome, TurnEnd, TurnStatus};
 use super::host::{TurnEvent, TurnHost, TurnOutcome};
+use super::knowledge::Knowledge;
 use super::router;
 use super::summarize;
 use super::tools::{Registry, ToolContext, ToolError};
+use crate::index::IndexHandle;
+use crate::memory::MemoryService;
 use crate::redact::redact_with;
 
 #[derive(Clone, Debug)]
@@ -78,6 +81,8 @@ pub struct Ask {
     pub question: String,
     pub project: ProjectInfo,
     pub editor: Option<EditorContext>,
+    /// The symbol the question is about, when a face knows it (code actions, askSymbol).
+    pub focus: Option<Focus>,
     /// Per-request override of the reasoning effort.
     pub effort: Option<Effort>,
     /// Who asked: "cli", "lsp".
@@ -90,6 +95,10 @@ pub struct Agent {
     settings: AgentSettings,
     tools: Registry,
     sources: Arc<dyn ContextSources>,
+    /// The one memory front end: context recall and the model's memory tools.
+    memory: MemoryService,
+    /// The live index (editor faces): symbol tools see unsaved text. `None`: SQLite by name.
+    index: Option<IndexHandle>,
     /// Configured API keys, removed verbatim from anything stored or sent.
     secrets: Vec<SecretString>,
 }
@@ -113,12 +122,15 @@ impl Agent {
             secrets.extend(p.api_key.clone());
             Client::new(p).map_err(|e| NoProvider::Invalid(e.to_string()))
         });
+        let memory = MemoryService::new(store.clone(), None, Default::default());
         Agent {
             store,
             provider,
             settings,
             tools: Registry::standard(),
-            sources: Arc::new(NoSources),
+            sources: Arc::new(Knowledge::new(memory.clone())),
+            memory,
+            index: None,
             secrets,
         }
     }
@@ -146,6 +158,23 @@ impl Agent {
     pub fn with_sources(mut self, sources: Arc<dyn ContextSources>) -> Agent {
         self.sources = sources;
         self
+    }
+
+    /// Use this memory service (its embedder, its recall weights) for context and tools.
+    pub fn with_memory(mut self, memory: MemoryService) -> Agent {
+        self.sources = Arc::new(Knowledge::new(memory.clone()));
+        self.memory = memory;
+        self
+    }
+
+    /// Symbol tools read this live index (the editor's unsaved text wins).
+    pub fn with_index(mut self, index: IndexHandle) -> Agent {
+        self.index = Some(index);
+        self
+    }
+
+    pub fn memory(&self) -> &MemoryService {
+        &self.memory
     }
 
     pub fn tools_mut(&mut self) -> &mut Registry {
@@ -177,26 +206,37 @@ impl Agent {
     }
 
     /// Exactly what the first model call of a turn would send for this question, without
-    /// storing or sending anything (`mira/context`, and the prefix-stability test).
-    pub fn preview(
+    /// storing or sending anything (`mira/context`, `mira context`, `mira ask --show-context`).
+    pub async fn preview(
         &self,
-        conn: &rusqlite::Connection,
         ask: &Ask,
-    ) -> rusqlite::Result<(Request, Vec<context::SectionReport>)> {
+    ) -> Result<(Request, Vec<context::SectionReport>), String> {
         let question = self.redact(&ask.question);
         let specs = self.tools.specs();
-        let assembled = context::assemble(
-            conn,
-            &ContextInput {
-                project: &ask.project,
-                question: &question,
-                editor: ask.editor.as_ref(),
-                tools: &specs,
-                sources: self.sources.as_ref(),
-                current_turn: None,
-            },
-            &self.settings.budgets,
-        )?;
+        let embedded = self.sources.embed(&question).await;
+        let (project, editor, focus) = (ask.project.clone(), ask.editor.clone(), ask.focus.clone());
+        let (sources, budgets) = (self.sources.clone(), self.settings.budgets);
+        let (q, sp) = (question.clone(), specs.clone());
+        let assembled = self
+            .db(move |store| {
+                store.read(|c| {
+                    context::assemble(
+                        c,
+                        &ContextInput {
+                            project: &project,
+                            question: &q,
+                            editor: editor.as_ref(),
+                            focus: focus.as_ref(),
+                            tools: &sp,
+                            sources: sources.as_ref(),
+                            embedded: &embedded,
+                            current_turn: None,
+                        },
+                        &budgets,
+                    )
+                })
+            })
+            .await?;
         let mut items = assembled.history;
         items.push(Item::User(assembled.user));
         let effort = self.effort_for(ask, &question);
@@ -289,11 +329,14 @@ impl Agent {
         let settings = client.settings();
         let specs = self.tools.specs();
 
+        // Embed the question first (network or model work, never inside the snapshot).
+        let embedded: Embedded = self.sources.embed(&question).await;
         // Store the question and read the latest conversation in one trip off the runtime.
         let (turn_row, assembled) = {
             let public = ask.turn.clone();
             let project = ask.project.clone();
             let editor = ask.editor.clone();
+            let focus = ask.focus.clone();
             let sources = self.sources.clone();
             let budgets = self.settings.budgets;
             let (provider, model, source) = (settings.kind, settings.model.clone(), ask.source);
@@ -324,8 +367,10 @@ impl Agent {
                                 project: &project,
                                 question: &question,
                                 editor: editor.as_ref(),
+                                focus: focus.as_ref(),
                                 tools: &specs,
                                 sources: sources.as_ref(),
+                                embedded: &embedded,
                                 current_turn: Some(turn),
                             },
                             &budgets,
@@ -357,6 +402,9 @@ impl Agent {
         let cx = ToolContext {
             root: &ask.project.root,
             store: &self.store,
+            project: ask.project.id,
+            memory: &self.memory,
+            index: self.index.as_ref(),
             turn: turn_row,
             host,
             bash: self.settings.bash,

@@ -4,23 +4,26 @@ use std::io::{IsTerminal, Write};
 use std::sync::Arc;
 
 use futures::future::BoxFuture;
+use mira::agent::context::SectionReport;
 use mira::agent::conversation::{self, MessageKind};
 use mira::agent::{
     Agent, Ask, EditOutcome, FileEdit, TurnEvent, TurnHost, TurnStatus, new_turn_id,
 };
 use mira::config::{self, ConfigInputs, Loaded};
+use mira::embed::Embedder;
 use mira::llm::Effort;
+use mira::memory::MemoryService;
 use mira::store::Store;
 use mira::surface::{chat, edits};
 use tokio_util::sync::CancellationToken;
 
-struct Context {
-    loaded: Loaded,
-    store: Store,
-    project: mira::project::Project,
+pub(crate) struct Context {
+    pub loaded: Loaded,
+    pub store: Store,
+    pub project: mira::project::Project,
 }
 
-fn open() -> Result<Context, (i32, String)> {
+pub(crate) fn open() -> Result<Context, (i32, String)> {
     let cwd = std::env::current_dir()
         .map_err(|e| (1, format!("cannot read the current directory: {e}")))?;
     let project = mira::project::detect(&cwd);
@@ -42,7 +45,43 @@ fn open() -> Result<Context, (i32, String)> {
     })
 }
 
-fn fail((code, message): (i32, String)) -> i32 {
+/// The memory service of the CLI: the configured embedder (a local model loads here), so
+/// context recall and the model's memory tools match `mira recall`.
+pub(crate) fn memory_service(cx: &Context) -> Result<MemoryService, (i32, String)> {
+    let memory = &cx.loaded.config.memory;
+    let embedder = Embedder::from_config(&memory.embedder, cx.loaded.keys.openai.as_ref())
+        .map_err(|e| (2, e.to_string()))?;
+    Ok(MemoryService::new(
+        cx.store.clone(),
+        embedder,
+        memory.recall,
+    ))
+}
+
+/// The agent every CLI turn (and `mira context`) uses: configuration plus memory.
+pub(crate) fn build_agent(cx: &Context) -> Result<Agent, (i32, String)> {
+    Ok(Agent::from_config(cx.store.clone(), &cx.loaded).with_memory(memory_service(cx)?))
+}
+
+/// Prints the sections of the context: name, tokens, what was cut, and the text.
+pub(crate) fn print_sections(sections: &[SectionReport]) {
+    for s in sections {
+        let cut = if s.truncated { " (cut to budget)" } else { "" };
+        let note = s
+            .note
+            .as_deref()
+            .map(|n| format!(" — {n}"))
+            .unwrap_or_default();
+        eprintln!("── {} · {} tokens{cut}{note}", s.name, s.tokens);
+        if !s.text.trim().is_empty() {
+            eprintln!("{}", s.text.trim_end());
+        }
+    }
+    let total: usize = sections.iter().map(|s| s.tokens).sum();
+    eprintln!("── total {total} tokens\n");
+}
+
+pub(crate) fn fail((code, message): (i32, String)) -> i32 {
     eprintln!("mira: {message}");
     code
 }
@@ -118,7 +157,7 @@ impl TurnHost for CliHost {
     }
 }
 
-pub fn ask(question: Vec<String>, yes: bool, effort: Option<String>) -> i32 {
+pub fn ask(question: Vec<String>, yes: bool, effort: Option<String>, show_context: bool) -> i32 {
     let question = question.join(" ");
     if question.trim().is_empty() {
         eprintln!("mira: nothing to ask; usage: mira ask \"why does the parser drop comments?\"");
@@ -133,7 +172,10 @@ pub fn ask(question: Vec<String>, yes: bool, effort: Option<String>) -> i32 {
         Err(e) => return fail(e),
     };
     let project = chat::project_info(&cx.store, &cx.project);
-    let agent = Agent::from_config(cx.store.clone(), &cx.loaded);
+    let agent = match build_agent(&cx) {
+        Ok(a) => a,
+        Err(e) => return fail(e),
+    };
     if let Err(e) = agent.provider() {
         return fail((2, e.to_string()));
     }
@@ -153,10 +195,17 @@ pub fn ask(question: Vec<String>, yes: bool, effort: Option<String>) -> i32 {
         question,
         project,
         editor: None,
+        focus: None,
         effort,
         source: "cli",
     };
     let agent = Arc::new(agent);
+    if show_context {
+        match runtime.block_on(agent.preview(&ask)) {
+            Ok((_, sections)) => print_sections(&sections),
+            Err(e) => return fail((1, e)),
+        }
+    }
     let outcome = runtime.block_on(async {
         let cancel = CancellationToken::new();
         let c = cancel.clone();

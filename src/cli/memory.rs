@@ -9,8 +9,8 @@ use mira::config::{self, ConfigInputs, Loaded};
 use mira::embed::Embedder;
 use mira::memory::goals::{GoalStatus, GoalUpdate, Priority, TaskStatus, TaskUpdate};
 use mira::memory::{
-    ListFilter, Memory, MemoryError, MemoryKind, MemoryService, Outcome, ProjectRef,
-    RememberRequest, Scope, Status,
+    ListFilter, Memory, MemoryError, MemoryKind, MemoryService, ProjectRef, RememberRequest, Scope,
+    Status,
 };
 use mira::project::{self, Project};
 use mira::store::Store;
@@ -295,23 +295,7 @@ pub fn remember(args: RememberArgs) -> i32 {
             Ok(r) => r,
             Err(e) => return fail(e),
         };
-        let m = &r.memory;
-        match (r.outcome, m.supersedes) {
-            (_, Some(old)) if args.corrects.is_some() => {
-                println!("Remembered #{} ({}), correcting #{old}", m.id, scope_label(m))
-            }
-            (Outcome::Created, _) => {
-                println!("Remembered #{} ({}, {})", m.id, m.kind, scope_label(m))
-            }
-            (Outcome::Similar, _) => println!(
-                "Already remembered in other words as #{} (seen {} times): {}",
-                m.id, m.seen_count, one_line(&m.body, 80)
-            ),
-            (Outcome::Repeated, _) => println!(
-                "Already remembered as #{} (seen {} times)",
-                m.id, m.seen_count
-            ),
-        }
+        println!("{}", r.describe());
         if service.embedder().is_some() {
             match tokio::time::timeout(CLI_EMBED_WAIT, service.embed_pending()).await {
                 Ok(Ok(_)) => {}

@@ -1,6 +1,7 @@
 //! The command line: parse arguments, call the library, print. No business logic here.
 
 mod agent;
+mod context;
 mod doctor;
 mod index;
 mod memory;
@@ -85,6 +86,28 @@ enum Command {
         /// Reasoning effort for this question: none, low, medium, high, xhigh (default: auto)
         #[arg(long)]
         effort: Option<String>,
+        /// Print the context sections (token counts, what was cut) to stderr first
+        #[arg(long)]
+        show_context: bool,
+    },
+    /// Show exactly what Mira would send the model for a question, section by section
+    Context {
+        #[arg(required = true)]
+        question: Vec<String>,
+        /// Print JSON (sections with token counts and text, and the system prompt)
+        #[arg(long)]
+        json: bool,
+    },
+    /// Search the project's code by meaning or name (run `mira index` first)
+    Search {
+        #[arg(required = true)]
+        query: Vec<String>,
+        /// Print JSON (one array of hits)
+        #[arg(long)]
+        json: bool,
+        /// At most this many results
+        #[arg(long, short = 'n', default_value_t = 10)]
+        limit: usize,
     },
     /// Show the latest turns of the conversation
     History {
@@ -129,7 +152,10 @@ pub fn run() -> ExitCode {
             question,
             yes,
             effort,
-        } => agent::ask(question, yes, effort),
+            show_context,
+        } => agent::ask(question, yes, effort, show_context),
+        Command::Context { question, json } => context::context(question, json),
+        Command::Search { query, json, limit } => context::search(query, json, limit),
         Command::History { limit } => agent::history(limit),
         Command::Usage { days } => agent::usage(days),
     };

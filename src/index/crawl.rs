@@ -125,6 +125,8 @@ enum Outcome {
     Parsed {
         meta: FileMeta,
         symbols: FileSymbols,
+        /// The head of each symbol's code, for its code-search chunk.
+        heads: Vec<String>,
         bytes: u64,
     },
     /// Same content as indexed; only the mtime moved.
@@ -308,9 +310,18 @@ fn write_outcomes(
                 Outcome::Parsed {
                     meta,
                     symbols,
+                    heads,
                     bytes,
                 } => {
-                    db::replace_file(&tx, project_id, &c.rel, c.lang.name(), &meta, &symbols)?;
+                    db::replace_file(
+                        &tx,
+                        project_id,
+                        &c.rel,
+                        c.lang.name(),
+                        &meta,
+                        &symbols,
+                        &heads,
+                    )?;
                     stats.parsed += 1;
                     stats.lines += meta.lines as u64;
                     stats.bytes += bytes;
@@ -427,6 +438,7 @@ fn examine(c: &Candidate, old: Option<&FileRow>, limit: u64) -> Outcome {
     match parse_and_extract(c.lang, &bytes) {
         Some(symbols) => Outcome::Parsed {
             meta,
+            heads: super::search::body_heads(&symbols, &bytes),
             symbols,
             bytes: bytes.len() as u64,
         },
@@ -526,8 +538,13 @@ pub fn reindex_path(
     let outcome = examine(&c, old.as_ref(), opts.max_file_bytes);
     let tx = conn.transaction()?;
     let update = match outcome {
-        Outcome::Parsed { meta, symbols, .. } => {
-            db::replace_file(&tx, project_id, &rel, lang.name(), &meta, &symbols)?;
+        Outcome::Parsed {
+            meta,
+            symbols,
+            heads,
+            ..
+        } => {
+            db::replace_file(&tx, project_id, &rel, lang.name(), &meta, &symbols, &heads)?;
             Some(FileUpdate::Indexed {
                 path: rel.clone(),
                 lang,

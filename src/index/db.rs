@@ -112,7 +112,8 @@ fn clear_file_contents(tx: &Transaction, file_id: i64) -> rusqlite::Result<()> {
     Ok(())
 }
 
-/// Replaces a file's row, symbols and references.
+/// Replaces a file's row, symbols, references and code-search chunks. `heads` holds the
+/// head of each symbol's code ([`super::search::body_heads`]), in symbol order.
 pub fn replace_file(
     tx: &Transaction,
     project_id: i64,
@@ -120,6 +121,7 @@ pub fn replace_file(
     language: &str,
     meta: &FileMeta,
     syms: &FileSymbols,
+    heads: &[String],
 ) -> rusqlite::Result<i64> {
     let file_id = upsert_file(tx, project_id, path, language, meta, None)?;
     clear_file_contents(tx, file_id)?;
@@ -155,6 +157,8 @@ pub fn replace_file(
             s.doc,
             s.declaration
         ])?;
+        let head = heads.get(i).map_or("", String::as_str);
+        super::search::insert_chunk(tx, tx.last_insert_rowid(), s, head)?;
     }
     let mut ins = tx.prepare_cached(
         "INSERT INTO symbol_refs (file_id, kind, name, path, caller,

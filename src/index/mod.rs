@@ -12,8 +12,10 @@ pub mod model;
 pub mod offline;
 pub mod parse;
 pub mod registry;
+pub mod search;
 pub mod service;
 pub mod table;
+pub mod vectors;
 mod watch;
 
 pub use model::{FileSymbols, Point, RefKind, Reference, Span, Symbol, SymbolKind};

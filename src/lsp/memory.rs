@@ -133,21 +133,7 @@ pub async fn remember(state: &Arc<ServerState>, args: RememberArgs) -> Result<Op
         .await
         .map_err(|e| fail(state, e))?;
     let m = &r.memory;
-    let line = match (r.outcome, args.corrects) {
-        (_, Some(old)) => format!("Mira remembered #{} (corrects #{old})", m.id),
-        (Outcome::Created, None) => format!("Mira remembered #{}: {}", m.id, short(&m.body, 60)),
-        (Outcome::Similar, None) => format!(
-            "Mira already knew that in other words (#{}: {})",
-            m.id,
-            short(&m.body, 50)
-        ),
-        (Outcome::Repeated, None) => {
-            format!(
-                "Mira already knew that (#{}, seen {} times)",
-                m.id, m.seen_count
-            )
-        }
-    };
+    let line = format!("Mira: {}", r.describe());
     state.show(MessageType::INFO, line);
     to_any(&RememberResult {
         id: m.id,

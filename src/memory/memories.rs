@@ -52,6 +52,80 @@ pub const SIMILAR_COSINE: f32 = 0.9;
 pub struct Remembered {
     pub outcome: Outcome,
     pub memory: Memory,
+    /// The memory this correction superseded (given by id, or found: see `supersede.rs`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub superseded: Option<Memory>,
+    /// A correction without an id that could correct several memories: none was superseded.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub ambiguous: Vec<Memory>,
+}
+
+impl Remembered {
+    pub fn new(outcome: Outcome, memory: Memory) -> Remembered {
+        Remembered {
+            outcome,
+            memory,
+            superseded: None,
+            ambiguous: Vec::new(),
+        }
+    }
+
+    /// The one wording of the outcome, shown by the CLI, the LSP and the model's tool.
+    pub fn describe(&self) -> String {
+        let m = &self.memory;
+        let scope = match m.scope {
+            Scope::Global => "global",
+            Scope::Project(_) => "project",
+        };
+        let mut s = match self.outcome {
+            Outcome::Created => format!("Remembered #{} ({}, {scope})", m.id, m.kind),
+            Outcome::Repeated => {
+                format!(
+                    "Already remembered as #{} (seen {} times)",
+                    m.id, m.seen_count
+                )
+            }
+            Outcome::Similar => format!(
+                "Already remembered in other words as #{} (seen {} times): {}",
+                m.id,
+                m.seen_count,
+                short(&m.body, 80)
+            ),
+        };
+        if let Some(old) = &self.superseded {
+            s.push_str(&format!(
+                "; supersedes #{}: {}",
+                old.id,
+                short(&old.body, 80)
+            ));
+        }
+        if !self.ambiguous.is_empty() {
+            let named: Vec<String> = self
+                .ambiguous
+                .iter()
+                .map(|a| format!("#{} ({})", a.id, short(&a.body, 50)))
+                .collect();
+            s.push_str(&format!(
+                "; it may correct {}: superseded none of them. Say which with --corrects ID \
+                 (`corrects` in the editor and the model's tool)",
+                named.join(" or ")
+            ));
+        }
+        s
+    }
+}
+
+/// One line of at most `max` characters.
+pub fn short(s: &str, max: usize) -> String {
+    let flat = s.split_whitespace().collect::<Vec<_>>().join(" ");
+    if flat.chars().count() <= max {
+        flat
+    } else {
+        format!(
+            "{}…",
+            flat.chars().take(max.saturating_sub(1)).collect::<String>()
+        )
+    }
 }
 
 /// Validates and cleans memory text. Public so adapters can reject before opening a transaction.
@@ -100,10 +174,7 @@ pub fn remember_with_vector(
         for a in &new.anchors {
             anchors::attach(tx, existing, new.scope, a)?;
         }
-        return Ok(Remembered {
-            outcome: Outcome::Repeated,
-            memory: get(tx, existing)?,
-        });
+        return Ok(Remembered::new(Outcome::Repeated, get(tx, existing)?));
     }
     if let Some((space, v)) = vector {
         for (candidate, cosine) in super::vectors::nearest_in_scope(tx, space, v, new.scope, 3)? {
@@ -119,10 +190,7 @@ pub fn remember_with_vector(
                 for a in &new.anchors {
                     anchors::attach(tx, candidate, new.scope, a)?;
                 }
-                return Ok(Remembered {
-                    outcome: Outcome::Similar,
-                    memory: get(tx, candidate)?,
-                });
+                return Ok(Remembered::new(Outcome::Similar, get(tx, candidate)?));
             }
         }
     }
@@ -133,10 +201,7 @@ pub fn remember_with_vector(
     if let Some((space, v)) = vector {
         super::vectors::store(tx, space, id, body, v)?;
     }
-    Ok(Remembered {
-        outcome: Outcome::Created,
-        memory: get(tx, id)?,
-    })
+    Ok(Remembered::new(Outcome::Created, get(tx, id)?))
 }
 
 /// Records that `old_id` was wrong and `body` is right. The old memory is kept, marked

@@ -12,13 +12,16 @@
 
 pub mod anchors;
 mod error;
-pub mod fusion;
+/// Weighted RRF is shared with code search.
+pub use crate::fusion;
 pub mod goals;
 pub mod memories;
 mod model;
 pub mod recall;
 pub mod service;
-pub mod text;
+pub mod supersede;
+/// Identifier splitting and FTS5 query building live below memory and index (both use them).
+pub use crate::text;
 pub mod vectors;
 
 pub use error::MemoryError;

@@ -15,6 +15,7 @@ use super::anchors::Anchor;
 use super::goals::{self, Goal, GoalUpdate, Priority, Task, TaskUpdate};
 use super::memories::{self, ListFilter, NewMemory, Remembered};
 use super::recall::{self, Hit, QueryVector, RecallQuery, RecallWeights};
+use super::supersede::{self, Target};
 use super::vectors::{self, VectorSpace};
 use super::{Memory, MemoryError, MemoryKind, Scope};
 
@@ -95,6 +96,29 @@ impl MemoryService {
         &self.inner.store
     }
 
+    pub fn weights(&self) -> RecallWeights {
+        self.inner.weights
+    }
+
+    /// The embedding of a query with the configured embedder, whether or not any vector table
+    /// exists yet (context assembly searches memories and code with it). `Ok(None)`: no
+    /// embedder. `Err`: configured but failed or slower than the recall timeout.
+    pub async fn embed_query(&self, text: &str) -> Result<Option<(String, Vec<f32>)>, String> {
+        let Some(embedder) = self.embedder() else {
+            return Ok(None);
+        };
+        let texts = [text.to_string()];
+        match tokio::time::timeout(QUERY_EMBED_TIMEOUT, embedder.embed(&texts)).await {
+            Ok(Ok(mut v)) if v.len() == 1 => Ok(Some((embedder.model_id(), v.remove(0)))),
+            Ok(Ok(_)) => Err("the embedder returned no vector".into()),
+            Ok(Err(e)) => Err(format!("the embedder failed: {e}")),
+            Err(_) => Err(format!(
+                "the embedder did not answer within {}s",
+                QUERY_EMBED_TIMEOUT.as_secs()
+            )),
+        }
+    }
+
     pub fn embedder(&self) -> Option<Embedder> {
         self.inner
             .embedder
@@ -154,21 +178,38 @@ impl MemoryService {
                         (Some(p), true) => Scope::Project(projects::ensure(tx, &p.root, &p.name)?),
                         _ => Scope::Global,
                     };
-                    match req.corrects {
-                        Some(old) => Ok(Remembered {
-                            outcome: memories::Outcome::Created,
-                            memory: memories::correct(tx, old, &req.text)?,
-                        }),
-                        None => memories::remember_with_vector(
-                            tx,
-                            &NewMemory {
-                                body: req.text,
-                                kind: req.kind,
-                                scope,
-                                anchors: req.anchors,
-                            },
-                            vector.as_ref().map(|(space, v)| (space, v.as_slice())),
-                        ),
+                    let vector = vector.as_ref().map(|(space, v)| (space, v.as_slice()));
+                    // A correction without an id finds what it corrects (DESIGN §6).
+                    let target = match (req.corrects, req.kind) {
+                        (Some(old), _) => Target::One(memories::get(tx, old)?),
+                        (None, MemoryKind::Correction) => {
+                            supersede::find_target(tx, scope, &req.text, vector)?
+                        }
+                        (None, _) => Target::Nothing,
+                    };
+                    match target {
+                        Target::One(old) => {
+                            let memory = memories::correct(tx, old.id, &req.text)?;
+                            let mut r = Remembered::new(memories::Outcome::Created, memory);
+                            r.superseded = Some(old);
+                            Ok(r)
+                        }
+                        other => {
+                            let mut r = memories::remember_with_vector(
+                                tx,
+                                &NewMemory {
+                                    body: req.text,
+                                    kind: req.kind,
+                                    scope,
+                                    anchors: req.anchors,
+                                },
+                                vector,
+                            )?;
+                            if let Target::Ambiguous(list) = other {
+                                r.ambiguous = list;
+                            }
+                            Ok(r)
+                        }
                     }
                 })
             })

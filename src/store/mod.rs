@@ -101,11 +101,20 @@ impl Store {
         self.inner.conn.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// Run `f` in one read transaction: every query inside sees the same snapshot, so a
+    /// write committed by another process between two of them (a summary, a correction)
+    /// cannot make the reads disagree.
     pub fn read<T>(
         &self,
         f: impl FnOnce(&Connection) -> rusqlite::Result<T>,
     ) -> Result<T, StoreError> {
-        Ok(f(&self.lock())?)
+        let mut conn = self.lock();
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Deferred)?;
+        let out = f(&tx)?;
+        // Ending the transaction releases the snapshot (commit: a caller that did write
+        // something keeps it, as before this was a transaction).
+        tx.commit()?;
+        Ok(out)
     }
 
     /// Run `f` in a `BEGIN IMMEDIATE` transaction; commit on `Ok`, roll back on `Err`.

@@ -119,6 +119,7 @@ impl Setup {
             question: question.into(),
             project: self.project.clone(),
             editor: None,
+            focus: None,
             effort: None,
             source: "test",
         }

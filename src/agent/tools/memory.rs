@@ -1,57 +1,35 @@
-//! Memory tools: `remember`, `recall`, `forget`, `goals`, `tasks` — the same library calls as
-//! `mira remember` and `mira.remember`, so the model and the user share one memory.
-//!
-//! Recall here is BM25 (identifier-aware); the embedder-backed fusion lives in the
-//! `MemoryService` the LSP and CLI hold, which a turn does not carry.
+//! Memory tools: `remember`, `recall`, `forget`, `goals`, `tasks` — through the same
+//! [`MemoryService`](crate::memory::MemoryService) as `mira remember` and `mira.remember`:
+//! hybrid recall, dedup, corrections that find what they correct, the embedding worker woken
+//! on every write. The model and the user share one memory and one wording.
 
 use futures::future::BoxFuture;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{Tool, ToolContext, ToolError, ToolOutput, arg_str, blocking, parse_args};
-use crate::config::RecallWeights;
+use super::{Tool, ToolContext, ToolError, ToolOutput, arg_str, parse_args};
 use crate::memory::goals::{self, GoalStatus, GoalUpdate, Priority, TaskStatus, TaskUpdate};
-use crate::memory::memories::{self, NewMemory, Outcome};
-use crate::memory::recall::{self, RecallQuery};
-use crate::memory::{MemoryError, MemoryKind, Scope};
-use crate::project;
-use crate::store::{Store, projects};
+use crate::memory::{MemoryError, MemoryKind, ProjectRef, RememberRequest};
 
 fn failed(e: MemoryError) -> ToolError {
     match e {
         MemoryError::Sql(e) => ToolError::Failed(format!("the memory store failed: {e}")),
+        MemoryError::Internal(e) => ToolError::Failed(e),
         other => ToolError::InvalidArgs(other.to_string()),
     }
-}
-
-fn project_id(store: &Store, root: &std::path::Path) -> Result<i64, ToolError> {
-    let p = project::detect(root);
-    store
-        .write(|tx| projects::ensure(tx, &p.root, &p.name))
-        .map_err(|e: rusqlite::Error| ToolError::Failed(e.to_string()))
-}
-
-/// A read through the memory library: store errors and memory errors, both as tool errors.
-fn query<T>(
-    store: &Store,
-    f: impl FnOnce(&rusqlite::Connection) -> Result<T, MemoryError>,
-) -> Result<T, ToolError> {
-    store
-        .read(|c| Ok(f(c)))
-        .map_err(|e| ToolError::Failed(format!("the memory store failed: {e}")))?
-        .map_err(failed)
 }
 
 fn parse<T: std::str::FromStr<Err = MemoryError>>(v: Option<&str>) -> Result<Option<T>, ToolError> {
     v.map(str::parse).transpose().map_err(failed)
 }
 
-fn scope(store: &Store, root: &std::path::Path, project: bool) -> Result<Scope, ToolError> {
-    Ok(if project {
-        Scope::Project(project_id(store, root)?)
-    } else {
-        Scope::Global
-    })
+fn project(cx: &ToolContext) -> ProjectRef {
+    ProjectRef::from(&crate::project::detect(cx.root))
+}
+
+/// Project-scoped writes name the project; global ones none.
+fn scope(cx: &ToolContext, project_scoped: bool) -> Option<ProjectRef> {
+    project_scoped.then(|| project(cx))
 }
 
 pub struct Remember;
@@ -76,8 +54,10 @@ impl Tool for Remember {
 
     fn description(&self) -> &'static str {
         "Store a long-term memory: a fact, the user's preference, a decision, or a correction \
-         (give `corrects` with the id of the memory it replaces). Global unless `project` is true. \
-         Remember what will matter in later conversations, not what is in the code."
+         (kind `correction`; give `corrects` with the id of the memory it replaces when you know \
+         it, otherwise Mira finds the one it corrects and the result says which). Global unless \
+         `project` is true. Remember what will matter in later conversations, not what is in \
+         the code."
     }
 
     fn parameters(&self) -> Value {
@@ -109,30 +89,22 @@ impl Tool for Remember {
                 Some(_) => MemoryKind::Correction,
                 None => MemoryKind::Fact,
             });
-            let (store, root) = (cx.store.clone(), cx.root.to_path_buf());
-            blocking(move || {
-                let scope = scope(&store, &root, a.project)?;
-                let text = crate::redact::redact(&a.text).into_owned();
-                let (id, what) = store
-                    .write(|tx| match a.corrects {
-                        Some(old) => memories::correct(tx, old, &text)
-                            .map(|m| (m.id, format!("#{old} is superseded by #{}", m.id))),
-                        None => memories::remember(tx, &NewMemory::new(text.clone(), kind, scope))
-                            .map(|r| {
-                                let what = match r.outcome {
-                                    Outcome::Created => "remembered".to_string(),
-                                    other => format!("already known ({other:?})").to_lowercase(),
-                                };
-                                (r.memory.id, what)
-                            }),
-                    })
-                    .map_err(failed)?;
-                Ok(ToolOutput {
-                    text: format!("memory #{id}: {what}"),
-                    summary: format!("remembered #{id}"),
-                })
+            let req = RememberRequest {
+                text: a.text,
+                kind,
+                project_scoped: a.project,
+                corrects: a.corrects,
+                anchors: Vec::new(),
+            };
+            let r = cx
+                .memory
+                .remember(req, Some(project(cx)))
+                .await
+                .map_err(failed)?;
+            Ok(ToolOutput {
+                text: r.describe(),
+                summary: format!("remembered #{}", r.memory.id),
             })
-            .await
         })
     }
 }
@@ -179,31 +151,23 @@ impl Tool for Recall {
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         Box::pin(async move {
             let a: RecallArgs = parse_args(args)?;
-            let (store, root) = (cx.store.clone(), cx.root.to_path_buf());
-            blocking(move || {
-                let pid = project_id(&store, &root)?;
-                let q = RecallQuery {
-                    text: &a.query,
-                    project: Some(pid),
-                    limit: a.limit.unwrap_or(8).min(50),
-                };
-                let hits = query(&store, |c| {
-                    recall::recall(c, &q, None, &RecallWeights::default())
-                })?;
-                let lines: Vec<String> = hits
-                    .iter()
-                    .map(|h| format!("#{} [{}] {}", h.memory.id, h.memory.kind, h.memory.body))
-                    .collect();
-                Ok(ToolOutput {
-                    summary: format!("{} memories for {}", hits.len(), a.query),
-                    text: if lines.is_empty() {
-                        "nothing remembered about that".into()
-                    } else {
-                        lines.join("\n")
-                    },
-                })
+            let hits = cx
+                .memory
+                .recall(&a.query, Some(project(cx)), a.limit.unwrap_or(8).min(50))
+                .await
+                .map_err(failed)?;
+            let lines: Vec<String> = hits
+                .iter()
+                .map(|h| format!("#{} [{}] {}", h.memory.id, h.memory.kind, h.memory.body))
+                .collect();
+            Ok(ToolOutput {
+                summary: format!("{} memories for {}", hits.len(), a.query),
+                text: if lines.is_empty() {
+                    "nothing remembered about that".into()
+                } else {
+                    lines.join("\n")
+                },
             })
-            .await
         })
     }
 }
@@ -248,17 +212,11 @@ impl Tool for Forget {
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         Box::pin(async move {
             let a: ForgetArgs = parse_args(args)?;
-            let store = cx.store.clone();
-            blocking(move || {
-                let m = store
-                    .write(|tx| memories::forget(tx, a.id))
-                    .map_err(failed)?;
-                Ok(ToolOutput {
-                    text: format!("memory #{} forgotten: {}", m.id, m.body),
-                    summary: format!("forgot #{}", m.id),
-                })
+            let m = cx.memory.forget(a.id).await.map_err(failed)?;
+            Ok(ToolOutput {
+                text: format!("memory #{} forgotten: {}", m.id, m.body),
+                summary: format!("forgot #{}", m.id),
             })
-            .await
         })
     }
 }
@@ -333,71 +291,65 @@ impl Tool for Goals {
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         Box::pin(async move {
             let a: GoalsArgs = parse_args(args)?;
-            let (store, root) = (cx.store.clone(), cx.root.to_path_buf());
-            blocking(move || {
-                let line = |g: &goals::Goal| {
-                    format!(
-                        "#{} [{} {} {}%] {}",
-                        g.id, g.status, g.priority, g.progress, g.title
-                    )
-                };
-                match a {
-                    GoalsArgs::List => {
-                        let pid = project_id(&store, &root)?;
-                        let gs = query(&store, |c| goals::list_goals(c, Some(pid), false))?;
-                        let text: Vec<String> = gs.iter().map(line).collect();
-                        Ok(ToolOutput {
-                            summary: format!("{} goals", gs.len()),
-                            text: if text.is_empty() {
-                                "no open goals".into()
-                            } else {
-                                text.join("\n")
-                            },
-                        })
-                    }
-                    GoalsArgs::Add {
-                        title,
-                        description,
-                        priority,
-                        project,
-                    } => {
-                        let scope = scope(&store, &root, project)?;
-                        let priority =
-                            parse::<Priority>(priority.as_deref())?.unwrap_or(Priority::Normal);
-                        let g = store
-                            .write(|tx| goals::add_goal(tx, scope, &title, &description, priority))
-                            .map_err(failed)?;
-                        Ok(ToolOutput {
-                            summary: format!("added goal #{}", g.id),
-                            text: line(&g),
-                        })
-                    }
-                    GoalsArgs::Update {
-                        id,
-                        title,
-                        description,
-                        status,
-                        priority,
-                        progress,
-                    } => {
-                        let u = GoalUpdate {
-                            title,
-                            description,
-                            status: parse::<GoalStatus>(status.as_deref())?,
-                            priority: parse::<Priority>(priority.as_deref())?,
-                            progress,
-                        };
-                        let g = store
-                            .write(|tx| goals::update_goal(tx, id, &u))
-                            .map_err(failed)?;
-                        Ok(ToolOutput {
-                            summary: format!("updated goal #{}", g.id),
-                            text: line(&g),
-                        })
-                    }
+            let line = |g: &goals::Goal| {
+                format!(
+                    "#{} [{} {} {}%] {}",
+                    g.id, g.status, g.priority, g.progress, g.title
+                )
+            };
+            let m = cx.memory;
+            match a {
+                GoalsArgs::List => {
+                    let gs = m.goals(Some(project(cx)), false).await.map_err(failed)?;
+                    let text: Vec<String> = gs.iter().map(line).collect();
+                    Ok(ToolOutput {
+                        summary: format!("{} goals", gs.len()),
+                        text: if text.is_empty() {
+                            "no open goals".into()
+                        } else {
+                            text.join("\n")
+                        },
+                    })
                 }
-            })
-            .await
+                GoalsArgs::Add {
+                    title,
+                    description,
+                    priority,
+                    project,
+                } => {
+                    let priority =
+                        parse::<Priority>(priority.as_deref())?.unwrap_or(Priority::Normal);
+                    let g = m
+                        .add_goal(scope(cx, project), title, description, priority)
+                        .await
+                        .map_err(failed)?;
+                    Ok(ToolOutput {
+                        summary: format!("added goal #{}", g.id),
+                        text: line(&g),
+                    })
+                }
+                GoalsArgs::Update {
+                    id,
+                    title,
+                    description,
+                    status,
+                    priority,
+                    progress,
+                } => {
+                    let u = GoalUpdate {
+                        title,
+                        description,
+                        status: parse::<GoalStatus>(status.as_deref())?,
+                        priority: parse::<Priority>(priority.as_deref())?,
+                        progress,
+                    };
+                    let g = m.update_goal(id, u).await.map_err(failed)?;
+                    Ok(ToolOutput {
+                        summary: format!("updated goal #{}", g.id),
+                        text: line(&g),
+                    })
+                }
+            }
         })
     }
 }
@@ -469,69 +421,66 @@ impl Tool for Tasks {
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         Box::pin(async move {
             let a: TasksArgs = parse_args(args)?;
-            let (store, root) = (cx.store.clone(), cx.root.to_path_buf());
-            blocking(move || {
-                let line = |t: &goals::Task| {
-                    let goal = t
-                        .goal_id
-                        .map(|g| format!(" (goal #{g})"))
-                        .unwrap_or_default();
-                    format!("#{} [{} {}] {}{goal}", t.id, t.status, t.priority, t.title)
-                };
-                match a {
-                    TasksArgs::List { goal } => {
-                        let pid = project_id(&store, &root)?;
-                        let ts = query(&store, |c| goals::list_tasks(c, Some(pid), goal, false))?;
-                        let text: Vec<String> = ts.iter().map(line).collect();
-                        Ok(ToolOutput {
-                            summary: format!("{} tasks", ts.len()),
-                            text: if text.is_empty() {
-                                "no open tasks".into()
-                            } else {
-                                text.join("\n")
-                            },
-                        })
-                    }
-                    TasksArgs::Add {
-                        title,
-                        priority,
-                        goal,
-                        project,
-                    } => {
-                        let scope = scope(&store, &root, project)?;
-                        let priority =
-                            parse::<Priority>(priority.as_deref())?.unwrap_or(Priority::Normal);
-                        let t = store
-                            .write(|tx| goals::add_task(tx, scope, &title, priority, goal))
-                            .map_err(failed)?;
-                        Ok(ToolOutput {
-                            summary: format!("added task #{}", t.id),
-                            text: line(&t),
-                        })
-                    }
-                    TasksArgs::Update {
-                        id,
-                        title,
-                        status,
-                        priority,
-                    } => {
-                        let u = TaskUpdate {
-                            title,
-                            status: parse::<TaskStatus>(status.as_deref())?,
-                            priority: parse::<Priority>(priority.as_deref())?,
-                            goal_id: None,
-                        };
-                        let t = store
-                            .write(|tx| goals::update_task(tx, id, &u))
-                            .map_err(failed)?;
-                        Ok(ToolOutput {
-                            summary: format!("updated task #{}", t.id),
-                            text: line(&t),
-                        })
-                    }
+            let line = |t: &goals::Task| {
+                let goal = t
+                    .goal_id
+                    .map(|g| format!(" (goal #{g})"))
+                    .unwrap_or_default();
+                format!("#{} [{} {}] {}{goal}", t.id, t.status, t.priority, t.title)
+            };
+            let m = cx.memory;
+            match a {
+                TasksArgs::List { goal } => {
+                    let ts = m
+                        .tasks(Some(project(cx)), goal, false)
+                        .await
+                        .map_err(failed)?;
+                    let text: Vec<String> = ts.iter().map(line).collect();
+                    Ok(ToolOutput {
+                        summary: format!("{} tasks", ts.len()),
+                        text: if text.is_empty() {
+                            "no open tasks".into()
+                        } else {
+                            text.join("\n")
+                        },
+                    })
                 }
-            })
-            .await
+                TasksArgs::Add {
+                    title,
+                    priority,
+                    goal,
+                    project,
+                } => {
+                    let priority =
+                        parse::<Priority>(priority.as_deref())?.unwrap_or(Priority::Normal);
+                    let t = m
+                        .add_task(scope(cx, project), title, priority, goal)
+                        .await
+                        .map_err(failed)?;
+                    Ok(ToolOutput {
+                        summary: format!("added task #{}", t.id),
+                        text: line(&t),
+                    })
+                }
+                TasksArgs::Update {
+                    id,
+                    title,
+                    status,
+                    priority,
+                } => {
+                    let u = TaskUpdate {
+                        title,
+                        status: parse::<TaskStatus>(status.as_deref())?,
+                        priority: parse::<Priority>(priority.as_deref())?,
+                        goal_id: None,
+                    };
+                    let t = m.update_task(id, u).await.map_err(failed)?;
+                    Ok(ToolOutput {
+                        summary: format!("updated task #{}", t.id),
+                        text: line(&t),
+                    })
+                }
+            }
         })
     }
 }

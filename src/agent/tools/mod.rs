@@ -14,6 +14,7 @@ mod list_files;
 mod memory;
 mod read_artifact;
 mod read_file;
+mod search_code;
 mod symbols;
 mod write_file;
 
@@ -34,6 +35,12 @@ pub struct ToolContext<'a> {
     /// Canonical project root; file tools never leave it.
     pub root: &'a Path,
     pub store: &'a Store,
+    /// The project's row (code search and the symbol tables are per project).
+    pub project: Option<i64>,
+    /// The one memory front end (same recall, dedup and corrections as the CLI and the LSP).
+    pub memory: &'a crate::memory::MemoryService,
+    /// The live index in an editor (unsaved text wins); `None` on the CLI (SQLite by name).
+    pub index: Option<&'a crate::index::IndexHandle>,
     /// Row id of the running turn.
     pub turn: i64,
     pub host: &'a dyn TurnHost,
@@ -93,6 +100,7 @@ impl Registry {
                 Box::new(read_artifact::ReadArtifact),
                 Box::new(symbols::FindSymbol),
                 Box::new(symbols::SymbolContext),
+                Box::new(search_code::SearchCode),
                 Box::new(memory::Remember),
                 Box::new(memory::Recall),
                 Box::new(memory::Forget),

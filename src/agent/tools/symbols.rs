@@ -1,33 +1,80 @@
 //! `find_symbol` and `symbol_context`: the project's symbol index, as the model sees it.
 //!
-//! Both read the persisted index (what `mira index` and the language server's crawl and
-//! watcher keep current), so they work the same from the CLI and from an editor.
+//! In an editor both ask the live index (the actor's in-memory table: unsaved text wins, fuzzy
+//! ranking, no reload); on the CLI they look names up in SQLite through the name index, and
+//! fall back to code search for names that match nothing exactly. Either way a call costs
+//! milliseconds, not a reload of the whole index.
 
 use futures::future::BoxFuture;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::{Tool, ToolContext, ToolError, ToolOutput, arg_str, blocking, confine, parse_args};
+use crate::documents::PositionEncoding;
 use crate::index::model::SymbolKind;
-use crate::index::offline;
+use crate::index::search;
 use crate::index::service::SymbolInfo;
 use crate::memory::anchors;
-use crate::project;
-use crate::store::{Store, projects};
+use crate::store::Store;
 
 const EMPTY_INDEX: &str = "no symbol matches. If the project was never indexed, the index is \
                            empty: the user can run `mira index` (editors index on start)";
 
 fn search(
-    store: &Store,
-    root: &std::path::Path,
-    query: &str,
+    cx: &ToolContext<'_>,
+    query: String,
     kind: Option<SymbolKind>,
     limit: usize,
-) -> Result<Vec<SymbolInfo>, ToolError> {
-    let project = project::detect(root);
-    offline::search_project(store, &project, query, kind, limit)
-        .map_err(|e| ToolError::Failed(format!("the symbol index is unavailable: {e}")))
+) -> BoxFuture<'static, Result<Vec<SymbolInfo>, ToolError>> {
+    let unavailable =
+        |e: String| ToolError::Failed(format!("the symbol index is unavailable: {e}"));
+    if let Some(index) = cx.index.cloned() {
+        return Box::pin(async move {
+            index
+                .workspace_symbols(&query, kind, limit, PositionEncoding::Utf8)
+                .await
+                .map_err(|e| unavailable(e.to_string()))
+        });
+    }
+    let (store, root, project) = (cx.store.clone(), cx.root.to_path_buf(), cx.project);
+    Box::pin(blocking(move || {
+        let Some(project) = project else {
+            return Ok(Vec::new());
+        };
+        store
+            .read(|c| {
+                let mut hits = search::by_name(c, project, &query, limit)?;
+                if hits.is_empty() {
+                    hits = search::search(c, project, &query, limit, None, &Default::default())?;
+                }
+                Ok(hits)
+            })
+            .map_err(|e| unavailable(e.to_string()))
+            .map(|hits| {
+                hits.into_iter()
+                    .filter_map(|h| info_of(&h, &root))
+                    .filter(|i| kind.is_none_or(|k| i.kind == k))
+                    .collect()
+            })
+    }))
+}
+
+/// A stored hit as the live index would describe it (line positions; byte columns unused).
+fn info_of(h: &search::CodeHit, root: &std::path::Path) -> Option<SymbolInfo> {
+    use tower_lsp_server::ls_types::{Position, Range};
+    let kind = h.kind.parse::<SymbolKind>().ok()?;
+    let line = |l: u32| Position::new(l, 0);
+    Some(SymbolInfo {
+        name: h.name.clone(),
+        kind,
+        container: h.container.clone(),
+        path: root.join(&h.path),
+        range: Range::new(line(h.start_line), line(h.end_line)),
+        selection: Range::new(line(h.start_line), line(h.start_line)),
+        signature: h.signature.clone(),
+        doc: h.doc.clone(),
+        declaration: false,
+    })
 }
 
 fn line_of(s: &SymbolInfo, root: &std::path::Path) -> String {
@@ -103,8 +150,7 @@ impl Tool for FindSymbol {
                 .transpose()
                 .map_err(|e| ToolError::InvalidArgs(e.to_string()))?;
             let limit = a.limit.unwrap_or(30).min(200);
-            let (store, root, query) = (cx.store.clone(), cx.root.to_path_buf(), a.query.clone());
-            let hits = blocking(move || search(&store, &root, &query, kind, limit)).await?;
+            let hits = search(cx, a.query.clone(), kind, limit).await?;
             if hits.is_empty() {
                 return Ok(ToolOutput {
                     text: EMPTY_INDEX.into(),
@@ -170,9 +216,31 @@ impl Tool for SymbolContext {
             if name.is_empty() {
                 return Err(ToolError::InvalidArgs("`name` is empty".into()));
             }
-            let (store, root) = (cx.store.clone(), cx.root.to_path_buf());
-            let prefer = a.path.clone();
-            let text = blocking(move || context(&store, &root, &name, prefer.as_deref())).await?;
+            let mut defs: Vec<SymbolInfo> = search(cx, name.clone(), None, 200)
+                .await?
+                .into_iter()
+                .filter(|s| s.name == name)
+                .collect();
+            if defs.is_empty() {
+                return Ok(ToolOutput {
+                    summary: format!("context of {}", a.name.trim()),
+                    text: format!("`{name}`: {EMPTY_INDEX}"),
+                });
+            }
+            // Definitions before declarations; the preferred file first.
+            defs.sort_by_key(|s| {
+                let in_preferred = a.path.as_deref().is_some_and(|p| s.path.ends_with(p));
+                (!in_preferred, s.declaration)
+            });
+            defs.truncate(5);
+            // Unsaved text wins: the editor's buffer when the file is open.
+            let texts: Vec<Option<String>> = defs
+                .iter()
+                .map(|d| cx.host.open_document(&d.path).map(|doc| doc.text))
+                .collect();
+            let (store, root, project) = (cx.store.clone(), cx.root.to_path_buf(), cx.project);
+            let text =
+                blocking(move || context(&store, &root, project, &name, &defs, texts)).await?;
             Ok(ToolOutput {
                 summary: format!("context of {}", a.name.trim()),
                 text,
@@ -184,32 +252,24 @@ impl Tool for SymbolContext {
 fn context(
     store: &Store,
     root: &std::path::Path,
+    project: Option<i64>,
     name: &str,
-    prefer: Option<&str>,
+    defs: &[SymbolInfo],
+    open_texts: Vec<Option<String>>,
 ) -> Result<String, ToolError> {
-    let mut defs: Vec<SymbolInfo> = search(store, root, name, None, 200)?
-        .into_iter()
-        .filter(|s| s.name == name)
-        .collect();
-    if defs.is_empty() {
-        return Ok(format!("`{name}`: {EMPTY_INDEX}"));
-    }
-    // Definitions before declarations; the preferred file first.
-    defs.sort_by_key(|s| {
-        let in_preferred = prefer.is_some_and(|p| s.path.ends_with(p));
-        (!in_preferred, s.declaration)
-    });
-    defs.truncate(5);
     let mut out = String::new();
-    for d in &defs {
+    for (d, open) in defs.iter().zip(open_texts) {
         out.push_str(&format!("## {}\n", line_of(d, root)));
         if let Some(doc) = &d.doc {
             out.push_str(&format!("doc: {doc}\n"));
         }
         // Only files inside the root are read, through the same confinement as read_file.
-        if let Ok(path) = confine::resolve(root, &d.path.to_string_lossy())
-            && let Ok(text) = std::fs::read_to_string(&path)
-        {
+        let text = open.or_else(|| {
+            confine::resolve(root, &d.path.to_string_lossy())
+                .ok()
+                .and_then(|p| std::fs::read_to_string(p).ok())
+        });
+        if let Some(text) = text {
             let start = d.range.start.line as usize;
             let end = (d.range.end.line as usize).min(start + MAX_BODY_LINES);
             out.push_str("```\n");
@@ -222,13 +282,21 @@ fn context(
             out.push_str("```\n");
         }
     }
-    let conn = store
-        .connect()
-        .map_err(|e| ToolError::Failed(e.to_string()))?;
-    let project = project::detect(root);
-    let pid = projects::ensure(&conn, &project.root, &project.name)
-        .map_err(|e| ToolError::Failed(e.to_string()))?;
-    let callers = crate::index::db::callers_of(&conn, pid, name, 30)
+    let Some(pid) = project else {
+        return Ok(out);
+    };
+    let (callers, remembered) = store
+        .read(|conn| {
+            let callers = crate::index::db::callers_of(conn, pid, name, 30)?;
+            let mut remembered = Vec::new();
+            for d in defs {
+                let rel = confine::display(root, &d.path);
+                if let Ok(ms) = anchors::memories_for_symbol(conn, pid, &rel, name) {
+                    remembered.extend(ms.into_iter().map(|m| format!("- #{} {}", m.id, m.body)));
+                }
+            }
+            Ok((callers, remembered))
+        })
         .map_err(|e| ToolError::Failed(e.to_string()))?;
     if callers.is_empty() {
         out.push_str("\nNo recorded callers.\n");
@@ -237,13 +305,6 @@ fn context(
         for (path, caller, line) in callers {
             let caller = caller.unwrap_or_else(|| "top level".into());
             out.push_str(&format!("- {path}:{} in {caller}\n", line + 1));
-        }
-    }
-    let mut remembered = Vec::new();
-    for d in &defs {
-        let rel = confine::display(root, &d.path);
-        if let Ok(ms) = anchors::memories_for_symbol(&conn, pid, &rel, name) {
-            remembered.extend(ms.into_iter().map(|m| format!("- #{} {}", m.id, m.body)));
         }
     }
     if !remembered.is_empty() {

@@ -58,14 +58,24 @@ enum Out {
 }
 
 impl Chat {
-    fn agent(&self, config: Arc<Loaded>, store: &Store) -> Arc<Agent> {
+    /// The agent for the current configuration, over the server's memory service (its
+    /// embedder, recall weights and embedding worker) and its live index.
+    fn agent(&self, state: &ServerState, store: &Store) -> Arc<Agent> {
+        let config = state.config();
         let mut slot = self.agent.lock().unwrap_or_else(|e| e.into_inner());
         if let Some((c, a)) = slot.as_ref()
             && Arc::ptr_eq(c, &config)
         {
             return a.clone();
         }
-        let agent = Arc::new(Agent::from_config(store.clone(), &config));
+        let mut agent = Agent::from_config(store.clone(), &config);
+        if let Some(memory) = state.memory() {
+            agent = agent.with_memory(memory.clone());
+        }
+        if let Some(index) = state.index.handle() {
+            agent = agent.with_index(index.clone());
+        }
+        let agent = Arc::new(agent);
         *slot = Some((config, agent.clone()));
         agent
     }
@@ -124,7 +134,7 @@ pub fn ask(state: &Arc<ServerState>, mut args: AskArgs) -> std::result::Result<V
         let st2 = st.clone();
         let prepared = tokio::task::spawn_blocking(move || {
             (
-                st2.chat.agent(st2.config(), &s),
+                st2.chat.agent(&st2, &s),
                 chat_surface::project_info(&s, &project),
             )
         })
@@ -136,6 +146,7 @@ pub fn ask(state: &Arc<ServerState>, mut args: AskArgs) -> std::result::Result<V
                     question: args.question,
                     project,
                     editor,
+                    focus: None,
                     effort,
                     source: "lsp",
                 };
@@ -235,39 +246,35 @@ impl Backend {
         let editor = editor_context(state, &session.project.root, &args);
         let project = session.project.clone();
         let st = state.clone();
-        let (req, sections) = tokio::task::spawn_blocking(move || {
-            // Building the agent (HTTP client) is blocking work too.
-            let agent = st.chat.agent(st.config(), &store);
-            let project = chat_surface::project_info(&store, &project);
-            let ask = Ask {
-                turn: String::new(),
-                question: args.question,
-                project,
-                editor,
-                effort: None,
-                source: "lsp",
-            };
-            let r = store.read(|c| agent.preview(c, &ask));
-            r.map(|(req, sections)| {
-                let body = agent.provider().ok().map(|c| {
-                    (
-                        c.settings().kind.as_str().to_string(),
-                        c.endpoint(),
-                        c.body(&req),
-                    )
-                });
-                let err = agent.provider().err().map(|e| e.to_string());
-                (req.system, (sections, body, err))
-            })
+        // Building the agent (HTTP client) and the project row are blocking work.
+        let (agent, project) = tokio::task::spawn_blocking(move || {
+            (
+                st.chat.agent(&st, &store),
+                chat_surface::project_info(&store, &project),
+            )
         })
         .await
-        .map_err(|e| Error::invalid_params(e.to_string()))?
         .map_err(|e| Error::invalid_params(e.to_string()))?;
-        let (sections, body, provider_error) = sections;
-        let (provider, endpoint, body) = match body {
-            Some((p, e, b)) => (Some(p), Some(e), Some(b)),
-            None => (None, None, None),
+        let ask = Ask {
+            turn: String::new(),
+            question: args.question,
+            project,
+            editor,
+            focus: None,
+            effort: None,
+            source: "lsp",
         };
+        let (req, sections) = agent.preview(&ask).await.map_err(Error::invalid_params)?;
+        let (provider, endpoint, body) = match agent.provider() {
+            Ok(c) => (
+                Some(c.settings().kind.as_str().to_string()),
+                Some(c.endpoint()),
+                Some(c.body(&req)),
+            ),
+            Err(_) => (None, None, None),
+        };
+        let provider_error = agent.provider().err().map(|e| e.to_string());
+        let req = req.system;
         Ok(ContextReport {
             provider,
             endpoint,

@@ -1,5 +1,5 @@
 //! Weighted reciprocal-rank fusion. Pure: ranked id lists in, fused scores out. Shared by
-//! memory recall and (later) conversation/summary search.
+//! memory recall and code search.
 
 use std::collections::HashMap;
 

@@ -1,4 +1,4 @@
-//! Text handling shared by writes and recall: normalisation for dedup, identifier splitting
+//! Text handling shared by memory and code search: normalisation for dedup, identifier splitting
 //! (FTS5's unicode61 tokenizer does not split camelCase), and safe FTS5 query building.
 
 /// The normalised form used for dedup: case-folded, whitespace collapsed, trailing
@@ -139,7 +139,7 @@ pub fn fts_query(text: &str) -> Option<String> {
 }
 
 /// Content words of `text`: lower-cased, stop words dropped, a plural `s` stripped.
-fn content_words(text: &str) -> std::collections::HashSet<String> {
+pub fn content_words(text: &str) -> std::collections::HashSet<String> {
     words(text)
         .map(str::to_lowercase)
         .filter(|w| !STOP_WORDS.contains(&w.as_str()))

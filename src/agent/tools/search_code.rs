@@ -1,0 +1,101 @@
+//! `search_code`: code search (FTS5 over per-symbol chunks, plus vectors when an embedder is
+//! on) — find code by what it does, not only by name.
+
+use futures::future::BoxFuture;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::{Tool, ToolContext, ToolError, ToolOutput, arg_str, parse_args};
+use crate::agent::knowledge::code_search;
+use crate::index::search::read_lines;
+
+pub struct SearchCode;
+
+#[derive(Deserialize)]
+struct Args {
+    query: String,
+    #[serde(default)]
+    limit: Option<usize>,
+}
+
+/// Lines of code shown per hit.
+const HIT_LINES: usize = 40;
+
+impl Tool for SearchCode {
+    fn name(&self) -> &'static str {
+        "search_code"
+    }
+
+    fn description(&self) -> &'static str {
+        "Search the project's code by meaning or by name (\"where are retries with backoff \
+         handled\", \"parse config file\"). Returns the best matching functions, types and \
+         methods with file:line, doc comment and code."
+    }
+
+    fn parameters(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "query": {"type": "string", "description": "What the code does, or names in it"},
+                "limit": {"type": "integer", "minimum": 1, "maximum": 30}
+            },
+            "required": ["query"],
+            "additionalProperties": false
+        })
+    }
+
+    fn describe(&self, args: &Value) -> String {
+        format!("search code for {}", arg_str(args, "query"))
+    }
+
+    fn run<'a>(
+        &'a self,
+        args: Value,
+        cx: &'a ToolContext<'a>,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+        Box::pin(async move {
+            let a: Args = parse_args(args)?;
+            if a.query.trim().is_empty() {
+                return Err(ToolError::InvalidArgs("`query` is empty".into()));
+            }
+            let Some(project) = cx.project else {
+                return Err(ToolError::Failed(
+                    "code search needs the project's index; the store is unavailable".into(),
+                ));
+            };
+            let found = code_search(cx.memory, project, &a.query, a.limit.unwrap_or(8).min(30))
+                .await
+                .map_err(ToolError::Failed)?;
+            if found.hits.is_empty() {
+                return Ok(ToolOutput {
+                    text: "no code matches. If the project was never indexed, the user can run \
+                           `mira index` (editors index on start)"
+                        .into(),
+                    summary: format!("no code matches {}", a.query),
+                });
+            }
+            let root = cx.root.to_path_buf();
+            let hits = found.hits;
+            let n = hits.len();
+            let mut text = super::blocking(move || {
+                Ok(hits
+                    .iter()
+                    .map(|h| {
+                        let code =
+                            read_lines(&root.join(&h.path), h.start_line, h.end_line, HIT_LINES);
+                        h.render(code.as_deref())
+                    })
+                    .collect::<Vec<_>>()
+                    .join("\n"))
+            })
+            .await?;
+            if let Some(note) = found.note {
+                text = format!("({note})\n{text}");
+            }
+            Ok(ToolOutput {
+                text,
+                summary: format!("{n} code matches for {}", a.query),
+            })
+        })
+    }
+}
