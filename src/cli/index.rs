@@ -1,10 +1,12 @@
 //! `mira index [PATH]` and `mira symbols QUERY`.
 
 use mira::config::{self, ConfigInputs, Loaded};
+use mira::embed::Embedder;
 use mira::index::crawl::{CrawlOptions, CrawlProgress, CrawlStats};
-use mira::index::{SymbolKind, offline};
+use mira::index::{SymbolKind, offline, vectors};
 use mira::project::{self, Project};
 use mira::store::Store;
+use mira::store::projects;
 use std::io::IsTerminal;
 use std::path::PathBuf;
 
@@ -103,7 +105,58 @@ pub fn index(path: Option<PathBuf>) -> i32 {
         println!("  {}: {}", s.path, s.reason);
     }
     println!("seconds   {:.2}", stats.elapsed.as_secs_f64());
-    0
+    embed_chunks(&project, &loaded, &store)
+}
+
+/// With an embedder configured, code search also ranks by meaning: embed the chunks that
+/// have no vector yet (only what changed, after the first run).
+fn embed_chunks(project: &Project, loaded: &Loaded, store: &Store) -> i32 {
+    let memory = &loaded.config.memory;
+    let embedder = match Embedder::from_config(&memory.embedder, loaded.keys.openai.as_ref()) {
+        Ok(Some(e)) => e,
+        Ok(None) => return 0,
+        Err(e) => {
+            eprintln!("mira: code vectors skipped: {e}");
+            return 0;
+        }
+    };
+    let Ok(Some(pid)) = store.read(|c| projects::find(c, &project.root)) else {
+        return 0;
+    };
+    let rt = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("mira: cannot start the async runtime: {e}");
+            return 1;
+        }
+    };
+    let started = std::time::Instant::now();
+    match rt.block_on(vectors::embed_pending(
+        store,
+        &embedder,
+        pid,
+        &project.root,
+        64,
+    )) {
+        Ok(n) => {
+            println!(
+                "vectors   {n} chunks embedded with {} ({:.2} s)",
+                embedder.model_id(),
+                started.elapsed().as_secs_f64()
+            );
+            0
+        }
+        Err(e) => {
+            eprintln!(
+                "mira: code vectors incomplete ({e}); code search uses full-text search for the rest \
+                 until the next `mira index`"
+            );
+            0
+        }
+    }
 }
 
 pub fn symbols(

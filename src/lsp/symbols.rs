@@ -78,6 +78,7 @@ pub fn report_progress(state: &ServerState) {
     // Holds the client, not the state: the task must not keep the server (and, through its
     // document channel, the index threads) alive after the session ends.
     let client = state.client.clone();
+    let embed_code = CodeEmbedding::new(state);
     tokio::spawn(async move {
         let mut round = 0u32;
         let mut token: Option<NumberOrString> = None;
@@ -113,15 +114,18 @@ pub fn report_progress(state: &ServerState) {
                         percentage: Some(pct),
                     })
                 }
-                IndexProgress::Finished(stats) => WorkDoneProgress::End(WorkDoneProgressEnd {
-                    message: Some(format!(
-                        "{} files ({} parsed), {} symbols, {} skipped in {:.1}s",
-                        stats.files,
-                        stats.parsed,
-                        stats.symbols,
-                        stats.skipped.len(),
-                        stats.elapsed.as_secs_f64()
-                    )),
+                IndexProgress::Finished(stats) => WorkDoneProgress::End({
+                    embed_code.start();
+                    WorkDoneProgressEnd {
+                        message: Some(format!(
+                            "{} files ({} parsed), {} symbols, {} skipped in {:.1}s",
+                            stats.files,
+                            stats.parsed,
+                            stats.symbols,
+                            stats.skipped.len(),
+                            stats.elapsed.as_secs_f64()
+                        )),
+                    }
                 }),
                 IndexProgress::Failed(msg) => {
                     client
@@ -326,4 +330,71 @@ pub async fn hover(state: &ServerState, params: HoverParams) -> Result<Option<Ho
         }),
         range: None,
     }))
+}
+
+/// After a crawl, with an embedder on, the chunks without a vector are embedded in the
+/// background (one run at a time), so code search also ranks by meaning.
+struct CodeEmbedding {
+    memory: Option<crate::memory::MemoryService>,
+    root: std::path::PathBuf,
+    running: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl CodeEmbedding {
+    fn new(state: &ServerState) -> CodeEmbedding {
+        CodeEmbedding {
+            memory: state.memory().cloned(),
+            root: state
+                .session()
+                .map(|s| s.project.root.clone())
+                .unwrap_or_default(),
+            running: Default::default(),
+        }
+    }
+
+    fn start(&self) {
+        use std::sync::atomic::Ordering;
+        let Some(memory) = self.memory.clone() else {
+            return;
+        };
+        if self.running.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        let (root, running) = (self.root.clone(), self.running.clone());
+        tokio::spawn(async move {
+            // A local model may still be loading: it is set on the service when ready.
+            for _ in 0..60 {
+                if memory.embedder().is_some() {
+                    break;
+                }
+                tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+            }
+            if let Some(embedder) = memory.embedder() {
+                let store = memory.store().clone();
+                let r = root.clone();
+                let pid = tokio::task::spawn_blocking(move || {
+                    store.read(|c| crate::store::projects::find(c, &r))
+                })
+                .await;
+                if let Ok(Ok(Some(pid))) = pid {
+                    match crate::index::vectors::embed_pending(
+                        memory.store(),
+                        &embedder,
+                        pid,
+                        &root,
+                        64,
+                    )
+                    .await
+                    {
+                        Ok(n) if n > 0 => tracing::info!(chunks = n, "code chunks embedded"),
+                        Ok(_) => {}
+                        Err(e) => tracing::warn!(
+                            "embedding code chunks stopped: {e}; code search uses full-text search for the rest"
+                        ),
+                    }
+                }
+            }
+            running.store(false, Ordering::SeqCst);
+        });
+    }
 }
