@@ -117,6 +117,12 @@ struct RememberResult<'a> {
     id: i64,
     outcome: Outcome,
     memory: &'a Memory,
+    /// What this correction superseded.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    superseded: Option<&'a Memory>,
+    /// Memories this correction may correct; none was superseded.
+    #[serde(skip_serializing_if = "<[Memory]>::is_empty")]
+    ambiguous: &'a [Memory],
 }
 
 pub async fn remember(state: &Arc<ServerState>, args: RememberArgs) -> Result<Option<LSPAny>> {
@@ -139,6 +145,8 @@ pub async fn remember(state: &Arc<ServerState>, args: RememberArgs) -> Result<Op
         id: m.id,
         outcome: r.outcome,
         memory: m,
+        superseded: r.superseded.as_ref(),
+        ambiguous: &r.ambiguous,
     })
 }
 
