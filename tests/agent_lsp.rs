@@ -480,8 +480,10 @@ async fn context_shows_exactly_what_would_be_sent() {
             "goals",
             "summaries",
             "history",
-            "recalled",
+            "memories",
+            "conversation",
             "code",
+            "focus",
             "editor",
             "question"
         ]

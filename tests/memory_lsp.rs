@@ -35,7 +35,7 @@ async fn exercise(s: &mut TestServer, sandbox: &Sandbox) {
         shown["params"]["message"]
             .as_str()
             .unwrap()
-            .contains("Mira remembered"),
+            .contains("Mira: Remembered #"),
         "{shown}"
     );
 
