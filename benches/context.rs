@@ -81,11 +81,18 @@ impl Lcg {
     fn pick<'a>(&mut self, xs: &[&'a str]) -> &'a str {
         xs[self.next() % xs.len()]
     }
+    /// A word as code uses them: a few very common ones, a long tail of rare ones
+    /// (roughly Zipf: pseudo-word `n` is drawn with probability ∝ 1/n).
+    fn word(&mut self) -> String {
+        if self.next() % 3 == 0 {
+            return self.pick(WORDS).to_string();
+        }
+        let u = (self.next() % 1_000_000) as f64 / 1_000_000.0;
+        let n = 5000f64.powf(u) as usize;
+        format!("{}{n}", ["ka", "lo", "mi", "ne", "su", "ta", "vo"][n % 7])
+    }
     fn words(&mut self, n: usize) -> String {
-        (0..n)
-            .map(|_| self.pick(WORDS))
-            .collect::<Vec<_>>()
-            .join(" ")
+        (0..n).map(|_| self.word()).collect::<Vec<_>>().join(" ")
     }
 }
 
@@ -134,7 +141,7 @@ fn fill_symbols(store: &Store, project: i64, files: usize, per_file: usize, rng:
             let mut syms = FileSymbols::default();
             let mut heads = Vec::new();
             for i in 0..per_file {
-                let name = format!("{}_{}_{}", rng.pick(VERBS), rng.pick(WORDS), i);
+                let name = format!("{}_{}_{}", rng.pick(VERBS), rng.word(), i);
                 let signature = format!(
                     "pub fn {name}(input: &{}) -> Result<{}>",
                     rng.pick(WORDS),
@@ -142,9 +149,9 @@ fn fill_symbols(store: &Store, project: i64, files: usize, per_file: usize, rng:
                 );
                 heads.push(format!(
                     "{signature} {{\n    let {} = {}(input)?;\n    {}.{}()\n}}\n",
-                    rng.pick(WORDS),
+                    rng.word(),
                     rng.pick(VERBS),
-                    rng.pick(WORDS),
+                    rng.word(),
                     rng.pick(VERBS)
                 ));
                 syms.symbols.push(Symbol {
@@ -221,7 +228,7 @@ fn fill_messages(store: &Store, turns: usize, rng: &mut Lcg) {
                 let id = conversation::begin_turn(
                     tx,
                     &NewTurn {
-                        public_id: &format!("bench-{t}"),
+                        public_id: &format!("bench-{}-{t}", rng.next()),
                         project_id: None,
                         source: "bench",
                         provider: ProviderKind::OpenAi,
@@ -289,7 +296,26 @@ fn main() {
         t.elapsed().as_secs_f64()
     );
     fill_memories(&store, pid, n_memories, &mut rng);
-    fill_messages(&store, 1000, &mut rng);
+    // 1,000 turns (2,000 messages): the oldest 960 covered by summaries, as summarisation
+    // leaves them; the newest 40 verbatim (under the history budget).
+    fill_messages(&store, 960, &mut rng);
+    let through: i64 = store
+        .read(|c| c.query_row("SELECT MAX(id) FROM messages", [], |r| r.get(0)))
+        .unwrap();
+    store
+        .write(|tx| {
+            for i in 0..4 {
+                conversation::insert_summary(
+                    tx,
+                    i * through / 4 + 1,
+                    (i + 1) * through / 4,
+                    &rng.words(300),
+                )?;
+            }
+            Ok::<_, rusqlite::Error>(())
+        })
+        .unwrap();
+    fill_messages(&store, 40, &mut rng);
     store
         .write(|tx| {
             let g = mira::memory::goals::add_goal(
@@ -314,7 +340,12 @@ fn main() {
     let mut settings = ProviderSettings::new(ProviderKind::OpenAi, mock.base_url(), "gpt-5.1")
         .with_key(SecretString::from("bench-key"));
     settings.retry.max_attempts = 1;
-    let agent = Agent::new(store.clone(), Ok(settings), AgentSettings::default());
+    // Summarising is its own model call, scripted nowhere here: keep it out of the 20 turns.
+    let agent_settings = AgentSettings {
+        summarize_after_tokens: usize::MAX / 2,
+        ..AgentSettings::default()
+    };
+    let agent = Agent::new(store.clone(), Ok(settings), agent_settings);
     mira::agent::tokens::warm_up();
     let ask = |q: String| Ask {
         turn: mira::agent::new_turn_id(),
@@ -398,7 +429,14 @@ fn main() {
             WORDS[(i + 9) % WORDS.len()]
         ));
         let (req, _) = rt.block_on(agent.preview(&a)).unwrap();
-        let body = serde_json::to_string(&client.body(&req)).unwrap();
+        // What a provider caches is the prompt in model order — tools, instructions, then
+        // the input items — whatever the order of the keys in the JSON body.
+        let b = client.body(&req);
+        let body = [&b["tools"], &b["instructions"], &b["input"]]
+            .iter()
+            .map(|v| serde_json::to_string(v).unwrap())
+            .collect::<Vec<_>>()
+            .join("\n");
         let total_tokens = mira::agent::tokens::count(&body);
         let (shared_bytes, shared_tokens) = match &previous {
             Some(p) => {
@@ -416,6 +454,13 @@ fn main() {
             None => (0, 0),
         };
         if previous.is_some() {
+            println!(
+                "  turn {i:>2}: {} bytes, {total_tokens} tokens; prefix shared with turn {}: {:.1} % of bytes, {:.1} % of tokens",
+                body.len(),
+                i - 1,
+                shared_bytes as f64 * 100.0 / body.len() as f64,
+                shared_tokens as f64 * 100.0 / total_tokens as f64
+            );
             byte_shares.push(shared_bytes as f64 / body.len() as f64);
             token_shares.push(shared_tokens as f64 / total_tokens as f64);
         }

@@ -107,6 +107,12 @@ const STOP_WORDS: &[&str] = &[
 /// their parts, all OR-ed (the implicit AND makes natural-language questions match nothing).
 /// `None` when nothing searchable is left.
 pub fn fts_query(text: &str) -> Option<String> {
+    let terms = fts_terms(text);
+    (!terms.is_empty()).then(|| terms.join(" OR "))
+}
+
+/// The quoted FTS5 terms of [`fts_query`], for callers that combine them themselves.
+pub fn fts_terms(text: &str) -> Vec<String> {
     let mut terms: Vec<String> = Vec::new();
     let mut add = |t: String| {
         if !terms.contains(&t) {
@@ -126,16 +132,10 @@ pub fn fts_query(text: &str) -> Option<String> {
             add(lower);
         }
     }
-    if terms.is_empty() {
-        return None;
-    }
-    Some(
-        terms
-            .iter()
-            .map(|t| format!("\"{}\"", t.replace('"', "\"\"")))
-            .collect::<Vec<_>>()
-            .join(" OR "),
-    )
+    terms
+        .iter()
+        .map(|t| format!("\"{}\"", t.replace('"', "\"\"")))
+        .collect()
 }
 
 /// Content words of `text`: lower-cased, stop words dropped, a plural `s` stripped.

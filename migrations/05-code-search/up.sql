@@ -13,6 +13,9 @@ CREATE VIRTUAL TABLE code_fts USING fts5(
     tokenize = 'unicode61 remove_diacritics 2'
 );
 
+-- `rank` = bm25 with column weights: a name match counts most, then doc, signature, code.
+INSERT INTO code_fts (code_fts, rank) VALUES ('rank', 'bm25(4.0, 2.0, 3.0, 1.0)');
+
 CREATE TRIGGER symbols_code_fts_ad AFTER DELETE ON symbols BEGIN
     DELETE FROM code_fts WHERE rowid = old.id;
 END;

@@ -259,13 +259,7 @@ fn scope_label(m: &Memory) -> &'static str {
 }
 
 fn one_line(s: &str, max: usize) -> String {
-    let flat: String = s.split_whitespace().collect::<Vec<_>>().join(" ");
-    if flat.chars().count() <= max {
-        flat
-    } else {
-        let cut: String = flat.chars().take(max.saturating_sub(1)).collect();
-        format!("{cut}…")
-    }
+    mira::memory::memories::short(s, max)
 }
 
 pub fn remember(args: RememberArgs) -> i32 {

@@ -97,15 +97,6 @@ fn kind(k: MemoryKindArg) -> MemoryKind {
     }
 }
 
-fn short(s: &str, max: usize) -> String {
-    let flat = s.split_whitespace().collect::<Vec<_>>().join(" ");
-    if flat.chars().count() <= max {
-        flat
-    } else {
-        format!("{}…", flat.chars().take(max - 1).collect::<String>())
-    }
-}
-
 fn to_any<T: Serialize>(v: &T) -> Result<Option<LSPAny>> {
     serde_json::to_value(v)
         .map(Some)
@@ -204,13 +195,22 @@ async fn search(
 pub async fn recall(state: &Arc<ServerState>, args: RecallArgs) -> Result<Option<LSPAny>> {
     let result = search(state, Some(&args.query), args.limit.unwrap_or(10)).await?;
     let line = if result.memories.is_empty() {
-        format!("Mira remembers nothing about `{}`", short(&args.query, 40))
+        format!(
+            "Mira remembers nothing about `{}`",
+            crate::memory::memories::short(&args.query, 40)
+        )
     } else {
         let top: Vec<String> = result
             .memories
             .iter()
             .take(3)
-            .map(|m| format!("#{} {}", m.memory.id, short(&m.memory.body, 50)))
+            .map(|m| {
+                format!(
+                    "#{} {}",
+                    m.memory.id,
+                    crate::memory::memories::short(&m.memory.body, 50)
+                )
+            })
             .collect();
         format!("Mira recalls: {}", top.join(" · "))
     };
@@ -229,7 +229,11 @@ pub async fn forget(state: &Arc<ServerState>, args: ForgetArgs) -> Result<Option
     let verb = if args.restore { "restored" } else { "forgot" };
     state.show(
         MessageType::INFO,
-        format!("Mira {verb} #{}: {}", m.id, short(&m.body, 60)),
+        format!(
+            "Mira {verb} #{}: {}",
+            m.id,
+            crate::memory::memories::short(&m.body, 60)
+        ),
     );
     to_any(&m)
 }

@@ -105,3 +105,32 @@ fn unwritable_home_names_the_directory_and_the_fix() {
         "{msg}"
     );
 }
+
+#[test]
+fn a_read_is_one_snapshot_even_while_another_process_writes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("mira.db");
+    let store = Store::open(&db).unwrap();
+    store
+        .write(|tx| projects::ensure(tx, Path::new("/a"), "a"))
+        .unwrap();
+    let other = Store::open(&db).unwrap();
+    let (first, second) = store
+        .read(|c| {
+            let count = |c: &rusqlite::Connection| {
+                c.query_row("SELECT count(*) FROM projects", [], |r| r.get::<_, i64>(0))
+            };
+            let first = count(c)?;
+            // Another connection (as another editor's process would) commits in between.
+            other
+                .write(|tx| projects::ensure(tx, Path::new("/b"), "b"))
+                .unwrap();
+            Ok((first, count(c)?))
+        })
+        .unwrap();
+    assert_eq!(first, second, "both reads see the same snapshot");
+    let after = store
+        .read(|c| c.query_row("SELECT count(*) FROM projects", [], |r| r.get::<_, i64>(0)))
+        .unwrap();
+    assert_eq!(after, first + 1, "the next read sees the write");
+}
