@@ -106,7 +106,7 @@ async fn symbol_and_memory_tools_work_through_every_provider() {
             first.contains("src/config.rs:7 in load"),
             "{wire:?}: {first}"
         );
-        assert!(first.contains("remembered"), "{wire:?}: {first}");
+        assert!(first.contains("Remembered #"), "{wire:?}: {first}");
 
         let second = outputs(&mock, 2).join("\n---\n");
         assert!(

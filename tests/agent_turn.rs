@@ -398,7 +398,7 @@ async fn the_oldest_half_is_summarised_and_recalled_when_relevant() {
     );
     let user = messages[1]["content"].as_str().unwrap();
     assert!(
-        user.contains("Recalled from earlier") && user.contains("1.21 gigawatts"),
+        user.contains("From earlier in the conversation") && user.contains("1.21 gigawatts"),
         "{user}"
     );
     assert_eq!(mock.violations(), Vec::<String>::new());

@@ -138,6 +138,17 @@ impl Registry {
     }
 }
 
+/// The project's row: the turn's, else the one the store has for this root (a turn started
+/// without one). Blocking: call from [`blocking`].
+pub(crate) fn project_row(store: &Store, project: Option<i64>, root: &Path) -> Option<i64> {
+    project.or_else(|| {
+        store
+            .read(|c| crate::store::projects::find(c, root))
+            .ok()
+            .flatten()
+    })
+}
+
 pub(crate) fn parse_args<T: DeserializeOwned>(args: Value) -> Result<T, ToolError> {
     serde_json::from_value(args).map_err(|e| ToolError::InvalidArgs(e.to_string()))
 }

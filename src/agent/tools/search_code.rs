@@ -58,10 +58,17 @@ impl Tool for SearchCode {
             if a.query.trim().is_empty() {
                 return Err(ToolError::InvalidArgs("`query` is empty".into()));
             }
-            let Some(project) = cx.project else {
-                return Err(ToolError::Failed(
-                    "code search needs the project's index; the store is unavailable".into(),
-                ));
+            let (store, root, turn_project) = (cx.store.clone(), cx.root.to_path_buf(), cx.project);
+            let project =
+                super::blocking(move || Ok(super::project_row(&store, turn_project, &root)))
+                    .await?;
+            let Some(project) = project else {
+                return Ok(ToolOutput {
+                    text: "no code matches: this project was never indexed; the user can run \
+                           `mira index` (editors index on start)"
+                        .into(),
+                    summary: format!("no index for {}", a.query),
+                });
             };
             let found = code_search(cx.memory, project, &a.query, a.limit.unwrap_or(8).min(30))
                 .await

@@ -38,7 +38,7 @@ fn search(
     }
     let (store, root, project) = (cx.store.clone(), cx.root.to_path_buf(), cx.project);
     Box::pin(blocking(move || {
-        let Some(project) = project else {
+        let Some(project) = super::project_row(&store, project, &root) else {
             return Ok(Vec::new());
         };
         store
@@ -282,7 +282,7 @@ fn context(
             out.push_str("```\n");
         }
     }
-    let Some(pid) = project else {
+    let Some(pid) = super::project_row(store, project, root) else {
         return Ok(out);
     };
     let (callers, remembered) = store
