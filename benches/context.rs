@@ -84,7 +84,7 @@ impl Lcg {
     /// A word as code uses them: a few very common ones, a long tail of rare ones
     /// (roughly Zipf: pseudo-word `n` is drawn with probability ∝ 1/n).
     fn word(&mut self) -> String {
-        if self.next() % 3 == 0 {
+        if self.next().is_multiple_of(3) {
             return self.pick(WORDS).to_string();
         }
         let u = (self.next() % 1_000_000) as f64 / 1_000_000.0;
@@ -496,7 +496,7 @@ fn main() {
     );
     let usage = store.read(|c| conversation::usage(c, 0)).unwrap();
     let (input, cached): (u64, u64) = usage.iter().fold((0, 0), |(i, c), r| {
-        (i + r.input_tokens as u64, c + r.cached_tokens as u64)
+        (i + r.input_tokens, c + r.cached_tokens)
     });
     println!(
         "cached share Mira recorded (mock reports OpenAI-style cached tokens): {:.1} % of {input} input tokens",
