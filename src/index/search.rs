@@ -5,7 +5,7 @@
 //! the symbols by [`super::db::replace_file`] — so the crawl and the watcher keep it current,
 //! off the edit path, batched in their transactions. When an embedder is on, chunk vectors
 //! live in one `code_vec_<embedder>` table per model (`vectors.rs`), and both rankings are
-//! fused with weighted RRF (weights chosen by `examples/code_eval.rs`).
+//! fused with weighted RRF (`examples/code_eval.rs` measures them).
 
 use rusqlite::{Connection, Transaction, params};
 
@@ -76,7 +76,9 @@ pub fn insert_chunk(
     Ok(())
 }
 
-/// Weights of the fused ranking. Chosen by `examples/code_eval.rs` (see README).
+/// Weights of the fused ranking. A starting point: `examples/code_eval.rs` prints the grid
+/// to choose them from, but its vector runs have not finished on the 2-core machine yet
+/// (see README); BM25 leads identifier queries as it does for memories.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct CodeWeights {
     pub bm25: f64,
