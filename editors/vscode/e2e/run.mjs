@@ -1,0 +1,290 @@
+// End to end in a real VS Code: code-server 4.99.4 + Debian Chromium, driven by playwright-core.
+// Installs the packaged .vsix, opens a small project, runs "Ask Mira about `add`" from the
+// lightbulb and watches the answer stream into the chat view (a loopback mock provider speaking
+// Chat Completions SSE), accepts a model edit in the refactor preview and checks the file,
+// forgets a memory from the memories view, and saves a screenshot of the chat.
+// Every missing piece is a failure with the fix in the message: this test never skips.
+//
+// Env: MIRA_BIN (default: target/debug/mira of the repo), MIRA_CODE_SERVER_DIR (default
+// ~/.cache/mira/code-server), MIRA_VSIX (default editors/vscode/mira.vsix), CHROMIUM.
+import { spawn, execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import net from 'node:net';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+import { startMockProvider, lastMessage } from './mock-provider.mjs';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const extDir = path.resolve(here, '..');
+const repo = path.resolve(extDir, '..', '..');
+const artifacts = path.join(here, 'artifacts');
+const started = Date.now();
+const results = [];
+
+function fail(message) {
+  throw new Error(message);
+}
+
+const MIRA_BIN = path.resolve(repo, process.env.MIRA_BIN || 'target/debug/mira');
+const CS_DIR = process.env.MIRA_CODE_SERVER_DIR || path.join(os.homedir(), '.cache', 'mira', 'code-server');
+const CODE_SERVER = path.join(CS_DIR, 'node_modules', '.bin', 'code-server');
+const VSIX = path.resolve(process.env.MIRA_VSIX || path.join(extDir, 'mira.vsix'));
+const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
+for (const [what, file, fix] of [
+  ['the mira binary', MIRA_BIN, 'build it (cargo build) or set MIRA_BIN'],
+  ['code-server', CODE_SERVER, 'run scripts/install-vscode-deps'],
+  ['Chromium', CHROMIUM, 'run scripts/install-vscode-deps (apt chromium)'],
+  ['the packaged extension', VSIX, 'run `npm run package` in editors/vscode'],
+]) {
+  if (!fs.existsSync(file)) {
+    console.error(`e2e FAILED (not skipped): ${what} is missing at ${file}: ${fix}`);
+    console.error('e2e: 0 passed, 1 failed');
+    process.exit(1);
+  }
+}
+
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'mira-vscode-e2e-'));
+const project = path.join(tmp, 'project');
+const miraHome = path.join(tmp, 'mira-home');
+const userData = path.join(tmp, 'user-data');
+const extensions = path.join(tmp, 'extensions');
+fs.mkdirSync(path.join(project, 'src'), { recursive: true });
+fs.mkdirSync(path.join(userData, 'User'), { recursive: true });
+fs.mkdirSync(artifacts, { recursive: true });
+fs.writeFileSync(path.join(project, 'Cargo.toml'), '[package]\nname = "calc"\nversion = "0.1.0"\nedition = "2021"\n');
+const LIB = [
+  '/// Adds two numbers.',
+  'pub fn add(a: i32, b: i32) -> i32 {',
+  '    a + b',
+  '}',
+  '',
+  'pub fn total(xs: &[i32]) -> i32 {',
+  '    xs.iter().fold(0, |acc, x| add(acc, *x))',
+  '}',
+  '',
+].join('\n');
+fs.writeFileSync(path.join(project, 'src', 'lib.rs'), LIB);
+
+const ANSWER = ['`add` returns ', 'the sum of `a` and `b`. ', 'It is called by `total`, ', 'which folds a slice ', 'with it.\n\n', '```rust\nlet n = add(2, 3);\n```\n'];
+const MEMORY = 'The calc project prefers wrapping arithmetic';
+const procs = [];
+const env = {
+  ...process.env,
+  MIRA_HOME: miraHome,
+  OPENAI_API_KEY: 'sk-e2e-mock-key',
+  // code-server's extension gallery, pointed at a closed loopback port: nothing leaves the machine.
+  EXTENSIONS_GALLERY: JSON.stringify({ serviceUrl: 'http://127.0.0.1:9/gallery', itemUrl: 'http://127.0.0.1:9/items' }),
+};
+
+function step(name) {
+  const t = Date.now();
+  console.log(`e2e: ${name}…`);
+  return (ok = true) => {
+    results.push({ name, ok, ms: Date.now() - t });
+    console.log(`e2e: ${ok ? 'ok' : 'FAILED'} ${name} (${((Date.now() - t) / 1000).toFixed(1)} s)`);
+  };
+}
+
+function freePort() {
+  return new Promise((resolve) => {
+    const s = net.createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+async function until(what, f, timeoutMs = 30_000, everyMs = 100) {
+  const end = Date.now() + timeoutMs;
+  let last;
+  while (Date.now() < end) {
+    try {
+      const v = await f();
+      if (v) return v;
+    } catch (e) {
+      last = e;
+    }
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+  fail(`timed out after ${timeoutMs / 1000} s waiting for ${what}${last ? ` (last error: ${last.message})` : ''}`);
+}
+
+let mock;
+let browser;
+let page;
+let codeServer;
+try {
+  // The model, scripted by what it is asked.
+  mock = await startMockProvider((body) => {
+    const last = lastMessage(body);
+    if (last.role === 'tool') return { text: ['Done: `add` now wraps on overflow.'] };
+    if (last.text.includes('wrap on overflow')) {
+      return { calls: [['call_edit_1', 'edit_file', JSON.stringify({ path: 'src/lib.rs', old_string: '    a + b\n', new_string: '    a.wrapping_add(b)\n' })]] };
+    }
+    return { text: ANSWER };
+  }, { gapMs: 150 });
+
+  let done = step('seed a memory with the CLI');
+  execFileSync(MIRA_BIN, ['remember', MEMORY], { env, cwd: project, stdio: 'pipe' });
+  done();
+
+  done = step('install the .vsix into code-server');
+  const csArgs = ['--extensions-dir', extensions, '--user-data-dir', userData];
+  const installed = execFileSync(CODE_SERVER, [...csArgs, '--install-extension', VSIX], { env, encoding: 'utf8' });
+  if (!/successfully installed/i.test(installed)) fail(`install said: ${installed}`);
+  done();
+
+  fs.writeFileSync(
+    path.join(userData, 'User', 'settings.json'),
+    JSON.stringify(
+      {
+        'mira.path': MIRA_BIN,
+        'mira.provider': 'openai-chat',
+        'mira.model': 'gpt-4.1',
+        'mira.baseUrl': mock.url,
+        'workbench.startupEditor': 'none',
+        'workbench.tips.enabled': false,
+        'workbench.enableExperiments': false,
+        'security.workspace.trust.enabled': false,
+        'telemetry.telemetryLevel': 'off',
+        'extensions.autoUpdate': false,
+        'extensions.autoCheckUpdates': false,
+        'update.mode': 'none',
+        'editor.lightbulb.enabled': 'on',
+        'files.autoSave': 'off',
+        'chat.commandCenter.enabled': false,
+      },
+      null,
+      2,
+    ),
+  );
+
+  done = step('start code-server');
+  const port = await freePort();
+  const log = fs.openSync(path.join(artifacts, 'code-server.log'), 'w');
+  codeServer = spawn(CODE_SERVER, [...csArgs, '--auth', 'none', '--bind-addr', `127.0.0.1:${port}`, '--disable-telemetry', '--disable-update-check', '--disable-workspace-trust', '--disable-getting-started-override', project], { env, stdio: ['ignore', log, log], detached: true });
+  procs.push(codeServer);
+  await until('code-server to answer', async () => (await fetch(`http://127.0.0.1:${port}/healthz`)).ok, 60_000, 250);
+  done();
+
+  done = step('open the project in Chromium');
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'],
+  });
+  page = await browser.newPage({ viewport: { width: 1400, height: 860 } });
+  await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(project)}`);
+  await page.waitForSelector('.monaco-workbench', { timeout: 60_000 });
+  await page.waitForSelector('.statusbar-item[id$="mira"], .statusbar-item:has-text("Mira")', { timeout: 60_000 });
+  // Open src/lib.rs through Quick Open.
+  await page.keyboard.press('Control+P');
+  await page.waitForSelector('.quick-input-widget .quick-input-box input', { timeout: 15_000 });
+  await page.keyboard.type('lib.rs');
+  await page.waitForSelector('.quick-input-list .monaco-list-row', { timeout: 15_000 });
+  await page.keyboard.press('Enter');
+  const editor = page.locator('.editor-instance .monaco-editor').first();
+  await until('src/lib.rs in the editor', async () => (await editor.locator('.view-lines').innerText()).replace(/\u00a0/g, ' ').includes('pub fn add'));
+  done();
+
+  done = step('"Ask Mira about `add`" from the lightbulb');
+  const chatFrame = () =>
+    until('the chat view', async () => {
+      for (const f of page.frames()) if ((await f.locator('#log').count().catch(() => 0)) > 0) return f;
+    }, 30_000, 250);
+  // Cursor on `add` in its definition (line 2, column 8), then the lightbulb's menu.
+  let action;
+  await until('the lightbulb with "Ask Mira about `add`"', async () => {
+    await page.keyboard.press('Escape');
+    await editor.locator('.view-lines').click();
+    await page.keyboard.press('Control+G');
+    await page.waitForSelector('.quick-input-widget .quick-input-box input');
+    await page.keyboard.type('2:9');
+    await page.keyboard.press('Enter');
+    const bulb = page.locator('.lightBulbWidget').first();
+    await bulb.waitFor({ state: 'visible', timeout: 4_000 });
+    await bulb.click();
+    action = page.locator('.action-widget .monaco-list-row', { hasText: 'Ask Mira about `add`' }).first();
+    await action.waitFor({ state: 'visible', timeout: 3_000 });
+    return true;
+  }, 60_000, 500);
+  await action.click();
+  const frame = await chatFrame();
+  // Watch the answer grow: streamed, not dumped at the end.
+  const seen = new Set();
+  await until('the streamed answer in the chat view', async () => {
+    const answers = frame.locator('.turn .answer');
+    const n = await answers.count();
+    if (!n) return false;
+    const text = await answers.nth(n - 1).innerText();
+    if (text) seen.add(text);
+    return text.includes('which folds a slice with it') && (await frame.locator('.turn.status-completed').count()) > 0;
+  }, 45_000, 40);
+  const partial = [...seen].filter((t) => !t.includes('which folds a slice with it'));
+  if (partial.length < 2) fail(`the answer was not seen streaming (partial renderings: ${JSON.stringify(partial)})`);
+  const askReq = mock.requests.find((r) => JSON.stringify(r.body).includes('pub fn add'));
+  if (!askReq) fail('the model request did not carry the definition of `add`');
+  if (!(await frame.locator('pre.code .hljs-keyword', { hasText: 'let' }).count())) fail('the code block was not highlighted');
+  if (!(await frame.locator('.meta .cost').last().innerText()).includes('in')) fail('the turn shows no cost line');
+  await page.screenshot({ path: path.join(artifacts, 'chat.png') });
+  done();
+
+  done = step('accept a model edit in the refactor preview');
+  await frame.locator('#question').fill('Make add wrap on overflow');
+  await frame.locator('#question').press('Enter');
+  // VS Code's refactor preview lists edits that need confirmation unticked: tick the file, Apply.
+  const previewRow = page.locator('[aria-label="Bulk Edit"] .monaco-list-row', { hasText: 'lib.rs' }).first();
+  await previewRow.waitFor({ state: 'visible', timeout: 45_000 }).catch(() => fail('the refactor preview with the edit to lib.rs did not appear'));
+  const apply = page.locator('.monaco-button', { hasText: /^Apply$/ }).first();
+  if ((await editor.locator('.view-lines').innerText()).includes('wrapping_add')) fail('the edit applied before it was confirmed');
+  await previewRow.locator('input[type="checkbox"], .monaco-custom-toggle').first().click();
+  await apply.click();
+  await until('the edit in the editor', async () => (await editor.locator('.view-lines').innerText()).replace(/\u00a0/g, ' ').includes('a.wrapping_add(b)'), 20_000);
+  await until('the turn to finish', async () => (await frame.locator('.turn .answer', { hasText: 'now wraps on overflow' }).count()) > 0, 30_000);
+  const toolResult = mock.requests.map((r) => r.body.messages.at(-1)).find((m) => m.role === 'tool');
+  if (!toolResult || !/appl/i.test(JSON.stringify(toolResult.content))) fail(`the model was not told the edit applied: ${JSON.stringify(toolResult)}`);
+  await editor.locator('.view-lines').click();
+  await page.keyboard.press('Control+S');
+  await until('the edit saved to disk', async () => fs.readFileSync(path.join(project, 'src', 'lib.rs'), 'utf8').includes('a.wrapping_add(b)'), 10_000);
+  done();
+
+  done = step('forget a memory from the memories view');
+  const memoriesHeader = page.locator('.pane-header', { hasText: 'Memories' }).first();
+  await memoriesHeader.waitFor({ state: 'visible', timeout: 15_000 });
+  if ((await memoriesHeader.getAttribute('aria-expanded')) === 'false') await memoriesHeader.click();
+  const row = page.locator('.monaco-list-row', { hasText: MEMORY }).first();
+  await row.waitFor({ state: 'visible', timeout: 20_000 }).catch(() => fail('the seeded memory is not in the memories view'));
+  await row.click({ button: 'right' });
+  const forget = page.locator('.context-view .action-label', { hasText: /^Forget$/ }).first();
+  await forget.waitFor({ state: 'visible', timeout: 10_000 });
+  await forget.click();
+  await page.locator('.monaco-list-row', { hasText: 'Forgotten (restorable)' }).first().waitFor({ state: 'visible', timeout: 15_000 });
+  const listed = execFileSync(MIRA_BIN, ['memories'], { env, cwd: project, encoding: 'utf8' });
+  if (listed.includes(MEMORY)) fail(`\`mira memories\` still lists the forgotten memory:\n${listed}`);
+  done();
+} catch (e) {
+  results.push({ name: 'e2e', ok: false, ms: 0 });
+  console.error(`e2e FAILED: ${e.stack ?? e}`);
+  if (page) await page.screenshot({ path: path.join(artifacts, 'failure.png') }).catch(() => {});
+  console.error(`e2e: artifacts (screenshots, code-server.log) in ${artifacts}; VS Code logs in ${path.join(userData, 'logs')}`);
+} finally {
+  await browser?.close().catch(() => {});
+  for (const p of procs) {
+    try {
+      process.kill(-p.pid, 'SIGTERM');
+    } catch {
+      // already gone
+    }
+  }
+  if (mock) fs.writeFileSync(path.join(artifacts, 'requests.json'), JSON.stringify(mock.requests.map((r) => r.body), null, 1));
+  await mock?.close();
+}
+
+const passed = results.filter((r) => r.ok).length;
+const failed = results.filter((r) => !r.ok).length;
+console.log(`e2e: ${((Date.now() - started) / 1000).toFixed(1)} s in all; screenshot ${path.join(artifacts, 'chat.png')}`);
+console.log(`e2e: ${passed} passed, ${failed} failed`);
+if (failed === 0) fs.rmSync(tmp, { recursive: true, force: true });
+process.exit(failed === 0 && passed > 0 ? 0 : 1);
