@@ -53,7 +53,7 @@ function lspRange(r: vscode.Range) {
 
 /** Removes change-annotation support when the user turned the refactor preview off, so the
  * server applies model edits directly or keeps them as proposals (`mira.edits.confirm`). */
-class PreviewSwitch implements StaticFeature {
+export class PreviewSwitch implements StaticFeature {
   constructor(private readonly preview: boolean) {}
   fillClientCapabilities(caps: any): void {
     if (!this.preview && caps.workspace?.workspaceEdit) delete caps.workspace.workspaceEdit.changeAnnotationSupport;

@@ -160,3 +160,25 @@ test('chat view: a question carries the editor as context; code blocks copy and 
   vscode.window.activeTextEditor = undefined;
   chat.dispose();
 });
+
+test('with the refactor preview off, change annotations are not advertised (edits apply or become proposals)', async () => {
+  const { PreviewSwitch } = await import('../src/client');
+  const caps = () => ({ workspace: { workspaceEdit: { documentChanges: true, changeAnnotationSupport: { groupsOnLabel: true } } } });
+  const on = caps();
+  new PreviewSwitch(true).fillClientCapabilities(on);
+  assert.ok(on.workspace.workspaceEdit.changeAnnotationSupport, 'preview on: advertised');
+  const off = caps();
+  new PreviewSwitch(false).fillClientCapabilities(off);
+  assert.equal(off.workspace.workspaceEdit.changeAnnotationSupport, undefined);
+  assert.equal(off.workspace.workspaceEdit.documentChanges, true, 'versioned edits stay');
+});
+
+test('inline completion goes through the language client when the server offers it', async () => {
+  const { LanguageClient } = await import('vscode-languageclient/node');
+  const client = new LanguageClient('mira', 'Mira', { command: '/nonexistent/mira', args: ['lsp'] }, {});
+  const feature = client.getFeature('textDocument/inlineCompletion');
+  assert.ok(feature, 'the client has the LSP 3.18 inline completion feature');
+  const caps: any = {};
+  feature.fillClientCapabilities(caps);
+  assert.ok(caps.textDocument?.inlineCompletion, 'and advertises it to the server');
+});

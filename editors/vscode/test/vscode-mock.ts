@@ -114,18 +114,32 @@ export enum StatusBarAlignment {
   Right = 2,
 }
 
+/** Every `onDid…`/`onWill…` event the code under test subscribes to, as a no-op. */
+function withEvents<T extends object>(o: T): T {
+  return new Proxy(o, {
+    get(target: any, key: string | symbol) {
+      if (key in target) return target[key];
+      if (typeof key === 'string' && /^on(Did|Will)/.test(key)) return (_l: unknown) => new Disposable();
+      return undefined;
+    },
+  });
+}
+
 export const settings = new Map<string, unknown>();
 export const inputAnswers: (string | undefined)[] = [];
 
-export const workspace = {
+export const workspace = withEvents({
   getConfiguration: (section: string) => ({
     get: (k: string) => settings.get(`${section}.${k}`),
   }),
   onDidChangeConfiguration: (_l: any) => new Disposable(),
   openTextDocument: async (u: Uri) => ({ uri: u }),
-};
+  textDocuments: [] as any[],
+  notebookDocuments: [] as any[],
+  workspaceFolders: undefined as any,
+});
 
-export const window = {
+export const window = withEvents({
   activeTextEditor: undefined as any,
   createOutputChannel: (name: string) => ({ name, appendLine: (l: string) => record('output', l), show: () => record('output.show'), dispose() {} }),
   createStatusBarItem: () => ({ text: '', tooltip: '', command: '', name: '', show: () => record('statusBar.show'), dispose() {} }),
@@ -140,7 +154,8 @@ export const window = {
   setStatusBarMessage: (m: string) => (record('setStatusBarMessage', m), new Disposable()),
   onDidChangeActiveTextEditor: (_l: any) => new Disposable(),
   onDidChangeTextEditorSelection: (_l: any) => new Disposable(),
-};
+  visibleTextEditors: [] as any[],
+});
 
 export const commands = {
   registered: new Map<string, (...a: any[]) => any>(),
@@ -151,9 +166,11 @@ export const commands = {
   executeCommand: async (id: string, ...args: any[]) => record('executeCommand', id, ...args),
 };
 
-export const languages = {
+export const languages = withEvents({
   getDiagnostics: (_u: Uri) => [] as any[],
-};
+});
+export const notebooks = withEvents({});
+export const extensions = withEvents({ all: [] as any[] });
 
 export const env = {
   clipboard: { writeText: async (t: string) => record('clipboard', t) },
@@ -177,3 +194,30 @@ export class WorkspaceEdit extends Stub {}
 export class InlineCompletionItem extends Stub {}
 export class CancellationTokenSource extends Stub {}
 export class CancellationError extends Error {}
+export enum LogLevel {
+  Off = 0,
+  Trace = 1,
+  Debug = 2,
+  Info = 3,
+  Warning = 4,
+  Error = 5,
+}
+class Kind {
+  constructor(readonly value: string) {}
+  append(part: string) {
+    return new Kind(this.value ? `${this.value}.${part}` : part);
+  }
+}
+export const CodeActionKind = {
+  Empty: new Kind(''),
+  QuickFix: new Kind('quickfix'),
+  Refactor: new Kind('refactor'),
+  RefactorExtract: new Kind('refactor.extract'),
+  RefactorInline: new Kind('refactor.inline'),
+  RefactorRewrite: new Kind('refactor.rewrite'),
+  Source: new Kind('source'),
+  SourceOrganizeImports: new Kind('source.organizeImports'),
+  SourceFixAll: new Kind('source.fixAll'),
+  Notebook: new Kind('notebook'),
+};
+export const version = '1.99.3';
