@@ -112,6 +112,22 @@ async function until(what, f, timeoutMs = 30_000, everyMs = 100) {
   fail(`timed out after ${timeoutMs / 1000} s waiting for ${what}${last ? ` (last error: ${last.message})` : ''}`);
 }
 
+/** Pids of the `mira lsp` processes this test's VS Code started (by their MIRA_HOME). */
+function ourServers() {
+  const pids = [];
+  for (const d of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      const args = fs.readFileSync(`/proc/${d}/cmdline`, 'utf8').split('\0');
+      if (args[0] !== MIRA_BIN || args[1] !== 'lsp') continue;
+      if (fs.readFileSync(`/proc/${d}/environ`, 'utf8').split('\0').includes(`MIRA_HOME=${miraHome}`)) pids.push(Number(d));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return pids;
+}
+
 let mock;
 let browser;
 let page;
@@ -257,12 +273,28 @@ try {
   const row = page.locator('.monaco-list-row', { hasText: MEMORY }).first();
   await row.waitFor({ state: 'visible', timeout: 20_000 }).catch(() => fail('the seeded memory is not in the memories view'));
   await row.click({ button: 'right' });
-  const forget = page.locator('.context-view .action-label', { hasText: /^Forget$/ }).first();
+  const forget = page.locator('.context-view .action-menu-item', { hasText: /^Forget$/ }).first();
   await forget.waitFor({ state: 'visible', timeout: 10_000 });
+  await forget.hover();
   await forget.click();
+  // The menu sometimes takes the first click as focus only; then Enter runs the focused item.
+  if (await forget.isVisible().catch(() => false)) await page.keyboard.press('Enter');
   await page.locator('.monaco-list-row', { hasText: 'Forgotten (restorable)' }).first().waitFor({ state: 'visible', timeout: 15_000 });
   const listed = execFileSync(MIRA_BIN, ['memories'], { env, cwd: project, encoding: 'utf8' });
   if (listed.includes(MEMORY)) fail(`\`mira memories\` still lists the forgotten memory:\n${listed}`);
+  done();
+
+  done = step('the server restarts after a crash, with a message');
+  const before = ourServers();
+  if (before.length !== 1) fail(`expected one mira lsp of this test running, found ${before.length}`);
+  process.kill(before[0], 'SIGKILL');
+  await page.locator('.notifications-toasts', { hasText: 'stopped unexpectedly; restarting' }).first().waitFor({ state: 'visible', timeout: 20_000 })
+    .catch(() => fail('no message said the server stopped and restarts'));
+  await until('a new server process', async () => {
+    const now = ourServers();
+    return now.length === 1 && now[0] !== before[0];
+  }, 20_000, 250);
+  await page.locator('.monaco-list-row', { hasText: 'Forgotten (restorable)' }).first().waitFor({ state: 'visible', timeout: 15_000 });
   done();
 } catch (e) {
   results.push({ name: 'e2e', ok: false, ms: 0 });
