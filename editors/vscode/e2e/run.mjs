@@ -210,6 +210,22 @@ try {
     until('the chat view', async () => {
       for (const f of page.frames()) if ((await f.locator('#log').count().catch(() => 0)) > 0) return f;
     }, 30_000, 250);
+  // Open the chat from the palette and record every rendering of the newest answer, so the
+  // test sees the answer grow (streamed) rather than arrive whole.
+  await page.keyboard.press('Control+Shift+P');
+  await page.waitForSelector('.quick-input-widget .quick-input-box input');
+  await page.keyboard.type('Mira: Open chat');
+  await page.locator('.quick-input-list .monaco-list-row', { hasText: 'Mira: Open chat' }).first().click();
+  const frame = await chatFrame();
+  await frame.evaluate(() => {
+    const w = window;
+    w.__renderings = [];
+    new MutationObserver(() => {
+      const answers = document.querySelectorAll('.turn .answer');
+      const last = answers[answers.length - 1];
+      if (last && w.__renderings[w.__renderings.length - 1] !== last.textContent) w.__renderings.push(last.textContent);
+    }).observe(document.getElementById('log'), { subtree: true, childList: true, characterData: true });
+  });
   // Cursor on `add` in its definition (line 2, column 8), then the lightbulb's menu.
   let action;
   await until('the lightbulb with "Ask Mira about `add`"', async () => {
@@ -227,19 +243,17 @@ try {
     return true;
   }, 60_000, 500);
   await action.click();
-  const frame = await chatFrame();
-  // Watch the answer grow: streamed, not dumped at the end.
-  const seen = new Set();
   await until('the streamed answer in the chat view', async () => {
     const answers = frame.locator('.turn .answer');
     const n = await answers.count();
     if (!n) return false;
     const text = await answers.nth(n - 1).innerText();
-    if (text) seen.add(text);
     return text.includes('which folds a slice with it') && (await frame.locator('.turn.status-completed').count()) > 0;
-  }, 45_000, 40);
-  const partial = [...seen].filter((t) => !t.includes('which folds a slice with it'));
+  }, 45_000, 100);
+  const renderings = await frame.evaluate(() => window.__renderings);
+  const partial = renderings.filter((t) => t && !t.includes('which folds a slice with it'));
   if (partial.length < 2) fail(`the answer was not seen streaming (partial renderings: ${JSON.stringify(partial)})`);
+  console.log(`e2e: the answer rendered ${renderings.length} times while streaming`);
   const askReq = mock.requests.find((r) => JSON.stringify(r.body).includes('pub fn add'));
   if (!askReq) fail('the model request did not carry the definition of `add`');
   if (!(await frame.locator('pre.code .hljs-keyword', { hasText: 'let' }).count())) fail('the code block was not highlighted');
@@ -280,8 +294,21 @@ try {
   // The menu sometimes takes the first click as focus only; then Enter runs the focused item.
   if (await forget.isVisible().catch(() => false)) await page.keyboard.press('Enter');
   await page.locator('.monaco-list-row', { hasText: 'Forgotten (restorable)' }).first().waitFor({ state: 'visible', timeout: 15_000 });
-  const listed = execFileSync(MIRA_BIN, ['memories'], { env, cwd: project, encoding: 'utf8' });
+  const listed = execFileSync(MIRA_BIN, ['memories'], { env, cwd: project, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
   if (listed.includes(MEMORY)) fail(`\`mira memories\` still lists the forgotten memory:\n${listed}`);
+  done();
+
+  done = step('"Mira: Remember…" from the command palette lands in the memories view');
+  await page.keyboard.press('Control+Shift+P');
+  await page.waitForSelector('.quick-input-widget .quick-input-box input');
+  await page.keyboard.type('Mira: Remember');
+  await page.locator('.quick-input-list .monaco-list-row', { hasText: 'Mira: Remember…' }).first().click();
+  await page.locator('.quick-input-widget', { hasText: 'what should I remember' }).first().waitFor({ state: 'visible', timeout: 10_000 });
+  await page.keyboard.type('Release builds use thin LTO');
+  await page.keyboard.press('Enter');
+  await page.locator('.monaco-list-row', { hasText: 'Release builds use thin LTO' }).first().waitFor({ state: 'visible', timeout: 15_000 })
+    .catch(() => fail('the remembered text did not appear in the memories view'));
+  if (!execFileSync(MIRA_BIN, ['memories'], { env, cwd: project, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).includes('Release builds use thin LTO')) fail('`mira memories` does not list it');
   done();
 
   done = step('the server restarts after a crash, with a message');

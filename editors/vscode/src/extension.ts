@@ -36,6 +36,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<MiraCl
   context.subscriptions.push(
     item,
     mira.onReady((up) => {
+      // The server's commands exist only while it runs (the language client registers them).
+      void vscode.commands.executeCommand('setContext', 'mira.serverRunning', up);
       phase = up ? 'ready' : 'stopped';
       if (!up) answering.clear();
       show();
