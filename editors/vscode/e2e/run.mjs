@@ -242,7 +242,11 @@ try {
     await action.waitFor({ state: 'visible', timeout: 3_000 });
     return true;
   }, 60_000, 500);
-  await action.click();
+  // The action widget lays a pointer block over the page until the mouse moves: move, then click.
+  const box = await action.boundingBox();
+  await page.mouse.move(box.x + 10, box.y + box.height / 2);
+  await page.mouse.move(box.x + 20, box.y + box.height / 2, { steps: 3 });
+  await page.mouse.click(box.x + 20, box.y + box.height / 2);
   await until('the streamed answer in the chat view', async () => {
     const answers = frame.locator('.turn .answer');
     const n = await answers.count();
