@@ -10,8 +10,44 @@ export interface Memory {
   status: 'active' | 'superseded' | 'retracted';
   supersedes?: number | null;
   stale?: boolean;
-  /** Where the memory is anchored, when the server reports it. */
-  anchors?: { uri: string; range?: unknown; name?: string }[];
+  /** The symbols it is anchored to (path relative to the project root), when the server says. */
+  anchors?: AnchorState[];
+}
+
+export interface AnchorState {
+  anchor: { path: string; symbol: string };
+  stale_since?: number | null;
+  gone?: boolean;
+}
+
+/** A goal as `mira/goals` returns it (Rust `memory::goals::Goal`). */
+export interface Goal {
+  id: number;
+  title: string;
+  description?: string;
+  status: string;
+  priority?: string;
+  progress: number;
+  milestones: { id: number; title: string; done: boolean }[];
+}
+
+export function goalDescription(g: Goal): string {
+  const parts = [`#${g.id}`, `${g.progress}%`];
+  if (g.status !== 'active') parts.push(g.status);
+  return parts.join(' · ');
+}
+
+/** "src/lib.rs::add" — where an anchored memory points. */
+export function anchorLabel(m: Memory): string | undefined {
+  const a = m.anchors?.[0];
+  if (!a) return undefined;
+  const stale = a.stale_since ? (a.gone ? ' (gone)' : ' (stale)') : '';
+  return `${a.anchor.path}::${a.anchor.symbol}${stale}`;
+}
+
+/** The last segment of a qualified name (`Store::open` → `open`), to find it in a document. */
+export function symbolName(qualified: string): string {
+  return qualified.split(/::|\.|#/).filter(Boolean).pop() ?? qualified;
 }
 
 export const KINDS: { kind: Memory['kind']; label: string }[] = [
@@ -45,6 +81,8 @@ export function memoryLabel(m: Memory): string {
 export function memoryDescription(m: Memory): string {
   const parts = [`#${m.id}`, m.scope === 'global' ? 'global' : 'project'];
   if (m.stale) parts.push('stale');
+  const anchor = anchorLabel(m);
+  if (anchor) parts.push(`@${anchor}`);
   if (m.supersedes) parts.push(`corrects #${m.supersedes}`);
   return parts.join(' · ');
 }

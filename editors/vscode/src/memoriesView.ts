@@ -1,10 +1,19 @@
-// The memories view: memories by kind (from `mira/memories`), forget / restore / correct from
-// the context menu, anchored memories open their symbol.
+// The memories view: memories by kind (from `mira/memories`), goals with their milestones
+// (from `mira/goals`, when the server offers it), forget / restore / correct from the context
+// menu, anchored memories open their symbol.
 import * as vscode from 'vscode';
 import { MiraClient } from './client';
-import { Group, groups, Memory, memoryDescription, memoryLabel } from './memories';
+import { anchorLabel, Goal, goalDescription, Group, groups, Memory, memoryDescription, memoryLabel, symbolName } from './memories';
 
-type Node = { group: Group } | { memory: Memory; forgotten: boolean };
+type Node =
+  | { group: Group }
+  | { goals: Goal[] }
+  | { goal: Goal }
+  | { milestone: Goal['milestones'][number] }
+  | { memory: Memory; forgotten: boolean };
+
+/** JSON-RPC "method not found": a server without `mira/goals`. */
+const METHOD_NOT_FOUND = -32601;
 
 export class MemoriesView implements vscode.TreeDataProvider<Node>, vscode.Disposable {
   static readonly id = 'mira.memories';
@@ -12,14 +21,14 @@ export class MemoriesView implements vscode.TreeDataProvider<Node>, vscode.Dispo
   readonly onDidChangeTreeData = this.changed.event;
   private active: Memory[] = [];
   private forgotten: Memory[] = [];
-  private error: string | undefined;
+  private goals: Goal[] = [];
   private readonly subs: vscode.Disposable[] = [];
 
   constructor(private readonly mira: MiraClient) {
     this.subs.push(
       mira.onReady((up) => up && void this.refresh()),
       mira.memoriesChanged.event(() => void this.refresh()),
-      // The model may remember or forget during a turn.
+      // The model may remember, forget or update goals during a turn.
       mira.onEvent((e) => e.method === 'mira/turnFinished' && void this.refresh()),
     );
   }
@@ -28,27 +37,57 @@ export class MemoriesView implements vscode.TreeDataProvider<Node>, vscode.Dispo
     try {
       const r = await this.mira.request<{ memories: Memory[] }>('mira/memories', { limit: 200 });
       this.active = r.memories;
-      this.error = undefined;
     } catch (e) {
-      this.error = (e as Error).message ?? String(e);
+      this.mira.output?.warn(`Mira: could not list memories: ${(e as Error).message ?? e}`);
+    }
+    try {
+      const r = await this.mira.request<{ goals: Goal[] }>('mira/goals', {});
+      this.goals = r.goals ?? [];
+    } catch (e) {
+      this.goals = [];
+      if ((e as { code?: number }).code !== METHOD_NOT_FOUND) {
+        this.mira.output?.warn(`Mira: could not list goals: ${(e as Error).message ?? e}`);
+      }
     }
     this.changed.fire(undefined);
   }
 
   getChildren(node?: Node): Node[] {
     if (!node) {
-      if (this.error) return [];
-      return groups(this.active, this.forgotten).map((group) => ({ group }));
+      const all = groups(this.active, this.forgotten);
+      const memories = all.filter((g) => g.id !== 'forgotten').map((group): Node => ({ group }));
+      const goals: Node[] = this.goals.length ? [{ goals: this.goals }] : [];
+      const forgotten = all.filter((g) => g.id === 'forgotten').map((group): Node => ({ group }));
+      return [...goals, ...memories, ...forgotten];
     }
     if ('group' in node) return node.group.items.map((memory) => ({ memory, forgotten: node.group.id === 'forgotten' }));
+    if ('goals' in node) return node.goals.map((goal) => ({ goal }));
+    if ('goal' in node) return node.goal.milestones.map((milestone) => ({ milestone }));
     return [];
   }
 
   getTreeItem(node: Node): vscode.TreeItem {
-    if ('group' in node) {
-      const item = new vscode.TreeItem(node.group.label, vscode.TreeItemCollapsibleState.Expanded);
-      item.id = `group:${node.group.id}`;
-      item.description = String(node.group.items.length);
+    if ('group' in node || 'goals' in node) {
+      const [id, label, n] = 'group' in node ? [node.group.id, node.group.label, node.group.items.length] : ['goals', 'Goals', node.goals.length];
+      const item = new vscode.TreeItem(label, vscode.TreeItemCollapsibleState.Expanded);
+      item.id = `group:${id}`;
+      item.description = String(n);
+      return item;
+    }
+    if ('goal' in node) {
+      const g = node.goal;
+      const item = new vscode.TreeItem(g.title, g.milestones.length ? vscode.TreeItemCollapsibleState.Expanded : vscode.TreeItemCollapsibleState.None);
+      item.id = `goal:${g.id}`;
+      item.description = goalDescription(g);
+      item.tooltip = g.description || g.title;
+      item.iconPath = new vscode.ThemeIcon('target');
+      return item;
+    }
+    if ('milestone' in node) {
+      const m = node.milestone;
+      const item = new vscode.TreeItem(m.title, vscode.TreeItemCollapsibleState.None);
+      item.id = `milestone:${m.id}`;
+      item.iconPath = new vscode.ThemeIcon(m.done ? 'pass-filled' : 'circle-large-outline');
       return item;
     }
     const m = node.memory;
@@ -58,8 +97,7 @@ export class MemoriesView implements vscode.TreeDataProvider<Node>, vscode.Dispo
     item.tooltip = new vscode.MarkdownString().appendText(m.body).appendMarkdown(`\n\n*${m.kind} #${m.id}*`);
     item.contextValue = node.forgotten ? 'forgotten' : 'memory';
     item.iconPath = new vscode.ThemeIcon(m.stale ? 'warning' : node.forgotten ? 'circle-slash' : 'note');
-    const anchor = m.anchors?.[0];
-    if (anchor?.uri) {
+    if (anchorLabel(m)) {
       item.command = { command: 'mira.memories.open', title: 'Open the anchored symbol', arguments: [m] };
     }
     return item;
@@ -90,13 +128,20 @@ export class MemoriesView implements vscode.TreeDataProvider<Node>, vscode.Dispo
     await this.refresh();
   }
 
+  /** Opens the file an anchored memory points at, on its symbol when the file still has it. */
   async open(m: Memory): Promise<void> {
-    const a = m.anchors?.[0];
-    if (!a?.uri) return;
-    const doc = await vscode.workspace.openTextDocument(vscode.Uri.parse(a.uri));
-    const r = a.range as { start: { line: number; character: number } } | undefined;
-    const pos = r ? new vscode.Position(r.start.line, r.start.character) : new vscode.Position(0, 0);
-    await vscode.window.showTextDocument(doc, { selection: new vscode.Range(pos, pos) });
+    const a = m.anchors?.[0]?.anchor;
+    const folder = vscode.workspace.workspaceFolders?.[0];
+    if (!a || !folder) return;
+    const uri = vscode.Uri.joinPath(folder.uri, ...a.path.split('/'));
+    let selection: vscode.Range | undefined;
+    try {
+      const symbols = await vscode.commands.executeCommand<vscode.DocumentSymbol[]>('vscode.executeDocumentSymbolProvider', uri);
+      selection = findSymbol(symbols ?? [], symbolName(a.symbol))?.selectionRange;
+    } catch {
+      // no symbols: open at the top
+    }
+    await vscode.window.showTextDocument(uri, selection ? { selection } : {});
   }
 
   private async run(f: () => Promise<unknown>) {
@@ -112,4 +157,13 @@ export class MemoriesView implements vscode.TreeDataProvider<Node>, vscode.Dispo
     this.subs.forEach((s) => s.dispose());
     this.changed.dispose();
   }
+}
+
+function findSymbol(symbols: vscode.DocumentSymbol[], name: string): vscode.DocumentSymbol | undefined {
+  for (const s of symbols) {
+    if (s.name === name) return s;
+    const inner = findSymbol(s.children ?? [], name);
+    if (inner) return inner;
+  }
+  return undefined;
 }

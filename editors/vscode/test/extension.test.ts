@@ -77,7 +77,12 @@ function fakeMira(memories: any[]) {
     onReady: new vscode.EventEmitter<boolean>().event,
     onTurnCommand: new vscode.EventEmitter<string>().event,
     memoriesChanged: new vscode.EventEmitter<void>(),
+    goals: undefined as any[] | undefined,
     async request(method: string) {
+      if (method === 'mira/goals') {
+        if (!this.goals) throw Object.assign(new Error('Unhandled method mira/goals'), { code: -32601 });
+        return { goals: this.goals };
+      }
       assert.equal(method, 'mira/memories');
       return { memories: memories.filter((m) => m.status === 'active') };
     },
@@ -181,4 +186,30 @@ test('inline completion goes through the language client when the server offers 
   const caps: any = {};
   feature.fillClientCapabilities(caps);
   assert.ok(caps.textDocument?.inlineCompletion, 'and advertises it to the server');
+});
+
+test('memories view: goals with milestones when the server has mira/goals; anchored memories open their symbol', async () => {
+  const mira = fakeMira([
+    { id: 7, kind: 'decision', body: 'add never panics', scope: 'project:1', status: 'active', anchors: [{ anchor: { path: 'src/lib.rs', symbol: 'calc::add' }, stale_since: 5, gone: false }] },
+  ]);
+  mira.goals = [{ id: 1, title: 'Ship 1.0', status: 'active', progress: 50, milestones: [{ id: 1, title: 'API frozen', done: true }, { id: 2, title: 'Docs', done: false }] }];
+  const view = new MemoriesView(mira as any);
+  await view.refresh();
+  const [goals, decisions] = view.getChildren();
+  assert.equal(view.getTreeItem(goals).label, 'Goals');
+  const goal = view.getChildren(goals)[0];
+  assert.equal(view.getTreeItem(goal).description, '#1 · 50%');
+  assert.deepEqual(view.getChildren(goal).map((n) => [view.getTreeItem(n).label, (view.getTreeItem(n).iconPath as any).id]), [
+    ['API frozen', 'pass-filled'],
+    ['Docs', 'circle-large-outline'],
+  ]);
+  const memory = view.getTreeItem(view.getChildren(decisions)[0]);
+  assert.equal(memory.description, '#7 · project · @src/lib.rs::calc::add (stale)');
+  assert.equal(memory.command?.command, 'mira.memories.open');
+
+  // A server without mira/goals: no Goals group, no error.
+  mira.goals = undefined;
+  await view.refresh();
+  assert.deepEqual(view.getChildren().map((n) => view.getTreeItem(n).label), ['Decisions']);
+  view.dispose();
 });
