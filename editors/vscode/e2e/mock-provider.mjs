@@ -54,7 +54,10 @@ export function startMockProvider(script, { gapMs = 60 } = {}) {
       }
       const answer = script(body);
       res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
+      res.on('error', () => {});
       for (const f of frames(answer)) {
+        // The client hung up (a cancelled turn): stop, as a real provider does.
+        if (res.destroyed || res.writableEnded) return;
         res.write(f);
         await new Promise((r) => setTimeout(r, gapMs));
       }

@@ -137,6 +137,7 @@ try {
   mock = await startMockProvider((body) => {
     const last = lastMessage(body);
     if (last.role === 'tool') return { text: ['Done: `add` now wraps on overflow.'] };
+    if (last.text.includes('take your time')) return { text: Array.from({ length: 40 }, (_, i) => `part ${i}. `) };
     if (last.text.includes('wrap on overflow')) {
       return { calls: [['call_edit_1', 'edit_file', JSON.stringify({ path: 'src/lib.rs', old_string: '    a + b\n', new_string: '    a.wrapping_add(b)\n' })]] };
     }
@@ -263,6 +264,39 @@ try {
   if (!(await frame.locator('pre.code .hljs-keyword', { hasText: 'let' }).count())) fail('the code block was not highlighted');
   if (!(await frame.locator('.meta .cost').last().innerText()).includes('in')) fail('the turn shows no cost line');
   await page.screenshot({ path: path.join(artifacts, 'chat.png') });
+  done();
+
+  done = step('a changed setting reaches the server (didChangeConfiguration); Cancel stops a turn');
+  // As a user would: edit settings.json in VS Code and save it.
+  const settingsFile = path.join(userData, 'User', 'settings.json');
+  const newSettings = JSON.stringify({ ...JSON.parse(fs.readFileSync(settingsFile, 'utf8')), 'mira.model': 'gpt-4.1-mini' });
+  await page.keyboard.press('Control+Shift+P');
+  await page.waitForSelector('.quick-input-widget .quick-input-box input');
+  await page.keyboard.type('Preferences: Open User Settings (JSON)');
+  await page.locator('.quick-input-list .monaco-list-row', { hasText: 'Open User Settings (JSON)' }).first().click();
+  await page.locator('.tab', { hasText: 'settings.json' }).first().waitFor({ state: 'visible', timeout: 15_000 });
+  await page.locator('.editor-group-container.active .monaco-editor .view-lines').first().click();
+  await page.keyboard.press('Control+A');
+  await page.keyboard.press('Delete');
+  await page.keyboard.insertText(newSettings);
+  await page.keyboard.press('Control+S');
+  await until('settings.json saved', async () => JSON.parse(fs.readFileSync(settingsFile, 'utf8'))['mira.model'] === 'gpt-4.1-mini', 10_000);
+  const settingsTab = page.locator('.tab', { hasText: 'settings.json' }).first();
+  await until('settings.json saved in the editor', async () => !/\bdirty\b/.test((await settingsTab.getAttribute('class')) ?? ''), 10_000);
+  await page.keyboard.press('Control+W');
+  await page.locator('.tab', { hasText: 'lib.rs' }).first().click();
+  // VS Code reads the saved file and tells extensions a moment later; the extension then sends
+  // workspace/didChangeConfiguration. Nothing observable marks that moment from outside.
+  await new Promise((r) => setTimeout(r, 2_000));
+  const asked = mock.requests.length;
+  await frame.locator('#question').fill('Explain the crate, take your time');
+  await frame.locator('#question').press('Enter');
+  await until('the slow answer to start', async () => (await frame.locator('.turn .answer', { hasText: 'part 1.' }).count()) > 0, 30_000);
+  await frame.locator('.turn.status-running .turn-cancel').click();
+  await until('the turn to show it was cancelled', async () => (await frame.locator('.turn.status-cancelled').count()) > 0, 15_000);
+  const slow = mock.requests.slice(asked).find((r) => lastMessage(r.body).text.includes('take your time'));
+  if (!slow) fail('the slow question never reached the model');
+  if (slow.body.model !== 'gpt-4.1-mini') fail(`the new mira.model setting did not reach the server: it asked for ${slow.body.model}`);
   done();
 
   done = step('accept a model edit in the refactor preview');

@@ -44,25 +44,27 @@ function codeButtons(root: HTMLElement) {
   });
 }
 
-function renderTurn(t: ChatTurn): HTMLElement {
-  const article = el('article', `turn status-${t.status}`);
-  article.dataset.turn = t.id;
-  if (t.question) article.append(el('div', 'question', t.question));
-  if (t.tools.length) {
-    const chips = el('div', 'tools');
-    for (const tool of t.tools) {
-      const chip = el('span', 'chip', tool.summary || tool.name);
-      chip.title = tool.name;
-      chips.append(chip);
-    }
-    article.append(chips);
+function renderTools(t: ChatTurn): HTMLElement {
+  const chips = el('div', 'tools');
+  chips.hidden = t.tools.length === 0;
+  for (const tool of t.tools) {
+    const chip = el('span', 'chip', tool.summary || tool.name);
+    chip.title = tool.name;
+    chips.append(chip);
   }
+  return chips;
+}
+
+function renderAnswer(t: ChatTurn): HTMLElement {
   const answer = el('div', 'answer');
   answer.innerHTML = DOMPurify.sanitize(markdownToHtml(t.answer));
   codeButtons(answer);
-  article.append(answer);
-  if (t.error) article.append(el('div', 'turn-error', t.error));
+  return answer;
+}
+
+function renderMeta(t: ChatTurn): HTMLElement {
   const meta = el('div', 'meta');
+  if (t.error) meta.append(el('div', 'turn-error', t.error));
   if (t.status === 'running') {
     meta.append(el('span', 'spinner', 'answering…'));
     const stop = el('button', 'turn-cancel', 'Cancel') as HTMLButtonElement;
@@ -72,8 +74,29 @@ function renderTurn(t: ChatTurn): HTMLElement {
     const what = t.status === 'completed' ? '' : `${t.status} · `;
     meta.append(el('span', 'cost', what + costLine(t)));
   }
-  article.append(meta);
+  return meta;
+}
+
+function renderTurn(t: ChatTurn): HTMLElement {
+  const article = el('article', `turn status-${t.status}`);
+  article.dataset.turn = t.id;
+  article.append(el('div', 'question', t.question), renderTools(t), renderAnswer(t), renderMeta(t));
+  (article.firstElementChild as HTMLElement).hidden = !t.question;
   return article;
+}
+
+/** Updates only the parts that changed, so a streaming answer never re-creates the Cancel
+ * button under the user's pointer. */
+function updateTurn(node: HTMLElement, was: ChatTurn, t: ChatTurn) {
+  const [question, tools, answer, meta] = Array.from(node.children) as HTMLElement[];
+  node.className = `turn status-${t.status}`;
+  if (was.question !== t.question) {
+    question.textContent = t.question;
+    question.hidden = !t.question;
+  }
+  if (was.tools !== t.tools) tools.replaceWith(renderTools(t));
+  if (was.answer !== t.answer) answer.replaceWith(renderAnswer(t));
+  if (was.status !== t.status || was.costUsd !== t.costUsd || was.error !== t.error || was.tokens !== t.tokens) meta.replaceWith(renderMeta(t));
 }
 
 function nearBottom(): boolean {
@@ -93,10 +116,9 @@ function render(prev: ChatState) {
       const node = renderTurn(t);
       log.insertBefore(node, anchor);
       rendered.set(t.id, node);
-    } else if (prevById.get(t.id) !== t) {
-      const node = renderTurn(t);
-      old.replaceWith(node);
-      rendered.set(t.id, node);
+    } else {
+      const was = prevById.get(t.id);
+      if (was && was !== t) updateTurn(old, was, t);
     }
     anchor = rendered.get(t.id)!.nextElementSibling;
   }
