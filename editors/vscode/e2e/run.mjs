@@ -78,7 +78,9 @@ const env = {
   EXTENSIONS_GALLERY: JSON.stringify({ serviceUrl: 'http://127.0.0.1:9/gallery', itemUrl: 'http://127.0.0.1:9/items' }),
 };
 
+let current = 'setup';
 function step(name) {
+  current = name;
   const t = Date.now();
   console.log(`e2e: ${name}…`);
   return (ok = true) => {
@@ -326,14 +328,21 @@ try {
   if ((await memoriesHeader.getAttribute('aria-expanded')) === 'false') await memoriesHeader.click();
   const row = page.locator('.monaco-list-row', { hasText: MEMORY }).first();
   await row.waitFor({ state: 'visible', timeout: 20_000 }).catch(() => fail('the seeded memory is not in the memories view'));
-  await row.click({ button: 'right' });
-  const forget = page.locator('.context-view .action-menu-item', { hasText: /^Forget$/ }).first();
-  await forget.waitFor({ state: 'visible', timeout: 10_000 });
-  await forget.hover();
-  await forget.click();
-  // The menu sometimes takes the first click as focus only; then Enter runs the focused item.
-  if (await forget.isVisible().catch(() => false)) await page.keyboard.press('Enter');
-  await page.locator('.monaco-list-row', { hasText: 'Forgotten (restorable)' }).first().waitFor({ state: 'visible', timeout: 15_000 });
+  // Right-click → Forget; a click the menu swallowed (it sometimes takes the first as focus)
+  // is tried again while the memory is still listed as active.
+  const forgottenGroup = page.locator('.monaco-list-row', { hasText: 'Forgotten (restorable)' }).first();
+  await until('the memory to move to "Forgotten (restorable)"', async () => {
+    if (await forgottenGroup.isVisible()) return true;
+    if (!(await row.isVisible())) return false;
+    await row.click({ button: 'right' });
+    const forget = page.locator('.context-view .action-menu-item', { hasText: /^Forget$/ }).first();
+    await forget.waitFor({ state: 'visible', timeout: 5_000 });
+    await forget.hover();
+    await forget.click();
+    if (await forget.isVisible().catch(() => false)) await page.keyboard.press('Enter');
+    await forgottenGroup.waitFor({ state: 'visible', timeout: 4_000 }).catch(() => {});
+    return forgottenGroup.isVisible();
+  }, 30_000, 500);
   const listed = execFileSync(MIRA_BIN, ['memories'], { env, cwd: project, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
   if (listed.includes(MEMORY)) fail(`\`mira memories\` still lists the forgotten memory:\n${listed}`);
   done();
@@ -364,8 +373,8 @@ try {
   await page.locator('.monaco-list-row', { hasText: 'Forgotten (restorable)' }).first().waitFor({ state: 'visible', timeout: 15_000 });
   done();
 } catch (e) {
-  results.push({ name: 'e2e', ok: false, ms: 0 });
-  console.error(`e2e FAILED: ${e.stack ?? e}`);
+  results.push({ name: current, ok: false, ms: 0 });
+  console.error(`e2e FAILED in "${current}": ${e.stack ?? e}`);
   if (page) await page.screenshot({ path: path.join(artifacts, 'failure.png') }).catch(() => {});
   console.error(`e2e: artifacts (screenshots, code-server.log) in ${artifacts}; VS Code logs in ${path.join(userData, 'logs')}`);
 } finally {
