@@ -1,0 +1,63 @@
+// VS Code settings → Mira's editor configuration layer (`initializationOptions.mira` and
+// `workspace/didChangeConfiguration`). Pure: takes a getter, so tests need no VS Code.
+// API keys are deliberately absent: they travel in the server's environment (see secrets.ts).
+
+/** Reads one `mira.*` setting (the part after `mira.`). */
+export type SettingGetter = (key: string) => unknown;
+
+/** The editor layer of Mira's config, in the server's own key names (snake_case sections). */
+export interface MiraEditorConfig {
+  notifications: boolean;
+  provider?: { name?: string; model?: string; base_url?: string };
+  agent: { bash: string; effort: string };
+  edits: { confirm: boolean };
+  memory?: { embedder: { provider: string; model?: string; base_url?: string } };
+}
+
+function text(get: SettingGetter, key: string): string | undefined {
+  const v = get(key);
+  return typeof v === 'string' && v.trim() !== '' ? v.trim() : undefined;
+}
+
+function oneOf(get: SettingGetter, key: string, allowed: string[], fallback: string): string {
+  const v = text(get, key);
+  return v !== undefined && allowed.includes(v) ? v : fallback;
+}
+
+/** Only what the user set is sent, so Mira's config files and environment still apply below. */
+export function editorConfig(get: SettingGetter): MiraEditorConfig {
+  const cfg: MiraEditorConfig = {
+    notifications: get('notifications') !== false,
+    agent: {
+      bash: oneOf(get, 'bash', ['off', 'ask', 'on'], 'off'),
+      effort: oneOf(get, 'effort', ['auto', 'none', 'low', 'medium', 'high', 'xhigh'], 'auto'),
+    },
+    edits: { confirm: get('edits.confirm') === true },
+  };
+  const provider = {
+    name: text(get, 'provider'),
+    model: text(get, 'model'),
+    base_url: text(get, 'baseUrl'),
+  };
+  if (provider.name || provider.model || provider.base_url) {
+    cfg.provider = dropUndefined(provider);
+  }
+  const embedder = oneOf(get, 'embedder.provider', ['none', 'openai', 'ollama', 'local'], 'none');
+  if (embedder !== 'none') {
+    cfg.memory = {
+      embedder: dropUndefined({
+        provider: embedder,
+        model: text(get, 'embedder.model'),
+        base_url: text(get, 'embedder.baseUrl'),
+      }),
+    };
+  }
+  return cfg;
+}
+
+function dropUndefined<T extends object>(o: T): T {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
+}
+
+/** Settings whose change needs a new server process (the rest go by didChangeConfiguration). */
+export const RESTART_KEYS = ['mira.path', 'mira.edits.preview'];

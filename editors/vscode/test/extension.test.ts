@@ -1,0 +1,215 @@
+// The extension against a mocked `vscode`: the manifest covers the server's contract, and
+// activation, the memories view and the chat view do what the user asked.
+import { test, beforeEach } from 'node:test';
+import * as assert from 'node:assert/strict';
+import * as fs from 'fs';
+import * as path from 'path';
+import * as vscodeTypes from 'vscode';
+import { activate } from '../src/extension';
+import { MemoriesView } from '../src/memoriesView';
+import { ChatView } from '../src/chatView';
+import type * as Mock from './vscode-mock';
+
+const vscode = vscodeTypes as unknown as typeof Mock;
+const root = path.join(__dirname, '..', '..');
+const manifest = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'));
+
+beforeEach(() => vscode.resetCalls());
+
+/** The command names the server answers, read from its own source (src/surface/commands.rs). */
+function serverCommands(): string[] {
+  const rs = fs.readFileSync(path.join(root, '..', '..', 'src', 'surface', 'commands.rs'), 'utf8');
+  const list = rs.match(/pub const COMMANDS: &\[&str\] = &\[([\s\S]*?)\];/);
+  assert.ok(list, 'COMMANDS found in commands.rs');
+  return [...list[1].matchAll(/"(mira\.[A-Za-z]+)"/g)].map((m) => m[1]);
+}
+
+test('the palette has an entry for every command the server answers', () => {
+  const server = serverCommands();
+  assert.ok(server.length >= 14, `server commands: ${server}`);
+  const contributed = new Set(manifest.contributes.commands.map((c: any) => c.command));
+  for (const c of server) assert.ok(contributed.has(c), `${c} is in the palette`);
+});
+
+test('settings cover provider, model, base URL, bash, edits.confirm, embedder, notifications; no key', () => {
+  const props = Object.keys(manifest.contributes.configuration.properties);
+  for (const k of ['mira.path', 'mira.provider', 'mira.model', 'mira.baseUrl', 'mira.bash', 'mira.edits.confirm', 'mira.embedder.provider', 'mira.notifications']) {
+    assert.ok(props.includes(k), k);
+  }
+  assert.ok(!props.some((k) => /key|token|secret/i.test(k)), `no secret in settings: ${props}`);
+});
+
+test('activation without a binary says how to install it, and the UI is still there', async () => {
+  vscode.settings.set('mira.path', '/nonexistent/mira');
+  const subscriptions: { dispose(): void }[] = [];
+  const context = {
+    subscriptions,
+    extensionUri: vscode.Uri.file(root),
+    globalState: { get: () => undefined, update: async () => {} },
+    secrets: { get: async () => undefined, store: async () => {}, delete: async () => {} },
+  };
+  const mira = await activate(context as any);
+  const err = vscode.calls.showErrorMessage?.[0];
+  assert.ok(err, 'an error message was shown');
+  assert.match(err[0], /nonexistent\/mira.*cargo install/);
+  assert.deepEqual(vscode.calls.registerWebviewViewProvider, [['mira.chat']]);
+  assert.deepEqual(vscode.calls.createTreeView, [['mira.memories']]);
+  assert.ok(vscode.calls['statusBar.show']);
+  for (const c of ['mira.openChat', 'mira.restartServer', 'mira.showLog', 'mira.setApiKey', 'mira.memories.forget', 'mira.memories.restore', 'mira.memories.correct']) {
+    assert.ok(vscode.commands.registered.has(c), c);
+  }
+  const contributed = manifest.contributes.commands.map((c: any) => c.command).filter((c: string) => !serverCommands().includes(c));
+  for (const c of contributed) assert.ok(vscode.commands.registered.has(c), `${c} (contributed) is registered`);
+  assert.equal(mira.running, false);
+  subscriptions.forEach((s) => s.dispose());
+});
+
+/** A stand-in for MiraClient that records commands and serves `mira/memories`. */
+function fakeMira(memories: any[]) {
+  const sent: [string, unknown[]][] = [];
+  const events = new vscode.EventEmitter<any>();
+  return {
+    sent,
+    events,
+    running: true,
+    lastEditor: undefined,
+    onEvent: events.event,
+    onReady: new vscode.EventEmitter<boolean>().event,
+    onTurnCommand: new vscode.EventEmitter<string>().event,
+    memoriesChanged: new vscode.EventEmitter<void>(),
+    goals: undefined as any[] | undefined,
+    async request(method: string) {
+      if (method === 'mira/goals') {
+        if (!this.goals) throw Object.assign(new Error('Unhandled method mira/goals'), { code: -32601 });
+        return { goals: this.goals };
+      }
+      assert.equal(method, 'mira/memories');
+      return { memories: memories.filter((m) => m.status === 'active') };
+    },
+    async command(c: string, args: unknown[]) {
+      sent.push([c, args]);
+      const a = args[0] as any;
+      if (c === 'mira.forget') memories.find((m) => m.id === a.id)!.status = a.restore ? 'active' : 'retracted';
+      return {};
+    },
+  };
+}
+
+test('memories view: forget, restore and correct from the context menu', async () => {
+  const store = [
+    { id: 1, kind: 'fact', body: 'The API uses tabs', scope: 'global', status: 'active' },
+    { id: 2, kind: 'preference', body: 'Prefer iterators', scope: 'project:1', status: 'active' },
+  ];
+  const mira = fakeMira(store);
+  const view = new MemoriesView(mira as any);
+  await view.refresh();
+  const top = () => view.getChildren().map((n: any) => n.group.id);
+  assert.deepEqual(top(), ['preference', 'fact']);
+  const fact = view.getChildren(view.getChildren()[1]);
+  const item = view.getTreeItem(fact[0]);
+  assert.equal(item.label, 'The API uses tabs');
+  assert.equal(item.contextValue, 'memory');
+
+  await view.forget(fact[0]);
+  assert.deepEqual(mira.sent.at(-1), ['mira.forget', [{ id: 1 }]]);
+  assert.deepEqual(top(), ['preference', 'forgotten']);
+  const forgotten = view.getChildren(view.getChildren()[1]);
+  assert.equal(view.getTreeItem(forgotten[0]).contextValue, 'forgotten');
+
+  await view.restore(forgotten[0]);
+  assert.deepEqual(mira.sent.at(-1), ['mira.forget', [{ id: 1, restore: true }]]);
+  assert.deepEqual(top(), ['preference', 'fact']);
+
+  vscode.inputAnswers.push('Prefer iterators over index loops');
+  await view.correct(view.getChildren(view.getChildren()[0])[0]);
+  assert.deepEqual(mira.sent.at(-1), ['mira.remember', [{ text: 'Prefer iterators over index loops', kind: 'correction', corrects: 2 }]]);
+  view.dispose();
+});
+
+test('chat view: a question carries the editor as context; code blocks copy and insert', async () => {
+  const mira = fakeMira([]);
+  const edits: string[] = [];
+  const editor = {
+    document: { uri: vscode.Uri.file('/p/src/lib.rs') },
+    selection: new vscode.Selection(new vscode.Position(2, 0), new vscode.Position(4, 1)),
+    selections: [new vscode.Selection(new vscode.Position(2, 0), new vscode.Position(4, 1))],
+    edit: async (f: (b: any) => void) => (f({ replace: (_s: unknown, t: string) => edits.push(t) }), true),
+  };
+  vscode.window.activeTextEditor = editor;
+  const chat = new ChatView(vscode.Uri.file(root) as any, mira as any);
+  const posted: any[] = [];
+  let handler: (m: any) => Promise<void> = async () => {};
+  const webview = {
+    options: {},
+    html: '',
+    cspSource: 'vscode-resource:',
+    asWebviewUri: (u: any) => u,
+    postMessage: async (m: any) => posted.push(m),
+    onDidReceiveMessage: (h: any) => (handler = h),
+  };
+  chat.resolveWebviewView({ webview, show() {}, onDidDispose() {} } as any);
+  assert.match(webview.html, /Content-Security-Policy/);
+  await handler({ type: 'ask', question: 'what does this do?', withContext: true });
+  assert.deepEqual(mira.sent.at(-1), [
+    'mira.ask',
+    [{ question: 'what does this do?', uri: 'file:///p/src/lib.rs', position: { line: 2, character: 0 }, range: { start: { line: 2, character: 0 }, end: { line: 4, character: 1 } } }],
+  ]);
+  await handler({ type: 'ask', question: 'and in general?', withContext: false });
+  assert.deepEqual(mira.sent.at(-1), ['mira.ask', [{ question: 'and in general?' }]]);
+  await handler({ type: 'cancel', turn: 't9' });
+  assert.deepEqual(mira.sent.at(-1), ['mira.cancel', [{ turn: 't9' }]]);
+  await handler({ type: 'copy', text: 'let x = 1;' });
+  assert.deepEqual(vscode.calls.clipboard, [['let x = 1;']]);
+  await handler({ type: 'insert', text: 'let y = 2;' });
+  assert.deepEqual(edits, ['let y = 2;']);
+  vscode.window.activeTextEditor = undefined;
+  chat.dispose();
+});
+
+test('with the refactor preview off, change annotations are not advertised (edits apply or become proposals)', async () => {
+  const { PreviewSwitch } = await import('../src/client');
+  const caps = () => ({ workspace: { workspaceEdit: { documentChanges: true, changeAnnotationSupport: { groupsOnLabel: true } } } });
+  const on = caps();
+  new PreviewSwitch(true).fillClientCapabilities(on);
+  assert.ok(on.workspace.workspaceEdit.changeAnnotationSupport, 'preview on: advertised');
+  const off = caps();
+  new PreviewSwitch(false).fillClientCapabilities(off);
+  assert.equal(off.workspace.workspaceEdit.changeAnnotationSupport, undefined);
+  assert.equal(off.workspace.workspaceEdit.documentChanges, true, 'versioned edits stay');
+});
+
+test('inline completion goes through the language client when the server offers it', async () => {
+  const { LanguageClient } = await import('vscode-languageclient/node');
+  const client = new LanguageClient('mira', 'Mira', { command: '/nonexistent/mira', args: ['lsp'] }, {});
+  const feature = client.getFeature('textDocument/inlineCompletion');
+  assert.ok(feature, 'the client has the LSP 3.18 inline completion feature');
+  const caps: any = {};
+  feature.fillClientCapabilities(caps);
+  assert.ok(caps.textDocument?.inlineCompletion, 'and advertises it to the server');
+});
+
+test('memories view: goals with milestones when the server has mira/goals; anchored memories open their symbol', async () => {
+  const mira = fakeMira([
+    { id: 7, kind: 'decision', body: 'add never panics', scope: 'project:1', status: 'active', anchors: [{ anchor: { path: 'src/lib.rs', symbol: 'calc::add' }, stale_since: 5, gone: false }] },
+  ]);
+  mira.goals = [{ id: 1, title: 'Ship 1.0', status: 'active', progress: 50, milestones: [{ id: 1, title: 'API frozen', done: true }, { id: 2, title: 'Docs', done: false }] }];
+  const view = new MemoriesView(mira as any);
+  await view.refresh();
+  const [goals, decisions] = view.getChildren();
+  assert.equal(view.getTreeItem(goals).label, 'Goals');
+  const goal = view.getChildren(goals)[0];
+  assert.equal(view.getTreeItem(goal).description, '#1 · 50%');
+  assert.deepEqual(view.getChildren(goal).map((n) => [view.getTreeItem(n).label, (view.getTreeItem(n).iconPath as any).id]), [
+    ['API frozen', 'pass-filled'],
+    ['Docs', 'circle-large-outline'],
+  ]);
+  const memory = view.getTreeItem(view.getChildren(decisions)[0]);
+  assert.equal(memory.description, '#7 · project · @src/lib.rs::calc::add (stale)');
+  assert.equal(memory.command?.command, 'mira.memories.open');
+
+  // A server without mira/goals: no Goals group, no error.
+  mira.goals = undefined;
+  await view.refresh();
+  assert.deepEqual(view.getChildren().map((n) => view.getTreeItem(n).label), ['Decisions']);
+  view.dispose();
+});

@@ -1,0 +1,120 @@
+// The extension's pure logic: settings, finding the binary, command arguments, the status bar.
+import { test } from 'node:test';
+import * as assert from 'node:assert/strict';
+import * as path from 'path';
+import { editorConfig } from '../src/settings';
+import { resolveServer, serverEnv, INSTALL_HINT } from '../src/server';
+import { fillArguments, NeedsEditor, parseId } from '../src/commands';
+import { addCost, costToday, statusText } from '../src/status';
+import { groups, memoryDescription, memoryLabel, Memory } from '../src/memories';
+
+test('settings become the editor layer of Mira config, only what is set, never a key', () => {
+  const set: Record<string, unknown> = {
+    provider: 'openai-chat',
+    model: 'gpt-4.1',
+    baseUrl: ' http://127.0.0.1:9/v1 ',
+    bash: 'ask',
+    effort: 'high',
+    'edits.confirm': true,
+    'embedder.provider': 'ollama',
+    'embedder.model': 'nomic-embed-text',
+    notifications: true,
+    apiKey: 'sk-should-never-travel',
+  };
+  const cfg = editorConfig((k) => set[k]);
+  assert.deepEqual(cfg, {
+    notifications: true,
+    provider: { name: 'openai-chat', model: 'gpt-4.1', base_url: 'http://127.0.0.1:9/v1' },
+    agent: { bash: 'ask', effort: 'high' },
+    edits: { confirm: true },
+    memory: { embedder: { provider: 'ollama', model: 'nomic-embed-text' } },
+  });
+  assert.ok(!JSON.stringify(cfg).includes('sk-'), 'no secret in initializationOptions');
+
+  const defaults = editorConfig(() => undefined);
+  assert.deepEqual(defaults, { notifications: true, agent: { bash: 'off', effort: 'auto' }, edits: { confirm: false } });
+  assert.equal(editorConfig((k) => (k === 'bash' ? 'always' : undefined)).agent.bash, 'off', 'unknown values fall back');
+  assert.equal(editorConfig((k) => (k === 'notifications' ? false : undefined)).notifications, false);
+});
+
+test('the binary comes from mira.path, else PATH, else a message with the install command', () => {
+  const exists = new Set(['/opt/mira/bin/mira', '/usr/local/bin/mira']);
+  const probe = (f: string) => exists.has(f);
+  assert.deepEqual(resolveServer('/opt/mira/bin/mira', '/usr/local/bin', probe, 'linux'), { ok: true, command: '/opt/mira/bin/mira' });
+  const bad = resolveServer('/nope/mira', '/usr/local/bin', probe, 'linux');
+  assert.equal(bad.ok, false);
+  assert.match((bad as any).message, /\/nope\/mira.*not an executable/);
+  assert.deepEqual(resolveServer('', ['/bin', '/usr/local/bin'].join(path.delimiter), probe, 'linux'), { ok: true, command: '/usr/local/bin/mira' });
+  const missing = resolveServer(undefined, '/bin', probe, 'linux');
+  assert.equal(missing.ok, false);
+  assert.ok((missing as any).message.includes(INSTALL_HINT) && INSTALL_HINT.includes('cargo install'));
+});
+
+test('API keys from SecretStorage reach the server environment, the real environment wins', () => {
+  const env = serverEnv({ PATH: '/bin', ANTHROPIC_API_KEY: 'from-env' }, { OPENAI_API_KEY: 'stored-openai', ANTHROPIC_API_KEY: 'stored-anthropic' });
+  assert.equal(env.OPENAI_API_KEY, 'stored-openai');
+  assert.equal(env.ANTHROPIC_API_KEY, 'from-env');
+  assert.equal(env.PATH, '/bin');
+});
+
+const spot = {
+  uri: 'file:///p/src/lib.rs',
+  selection: { start: { line: 3, character: 4 }, end: { line: 5, character: 0 } },
+  diagnostics: [{ message: 'unused variable' }],
+};
+const prompts = (answers: (string | undefined)[]) => ({
+  input: async () => answers.shift(),
+  number: async () => parseId(answers.shift()),
+});
+
+test('palette commands get their arguments from the editor and from prompts', async () => {
+  assert.deepEqual(await fillArguments('mira.ask', [], spot, prompts(['why?'])), [
+    { question: 'why?', uri: spot.uri, range: spot.selection, position: spot.selection.start },
+  ]);
+  assert.deepEqual(await fillArguments('mira.ask', [], undefined, prompts(['why?'])), [{ question: 'why?' }]);
+  assert.equal(await fillArguments('mira.ask', [], spot, prompts([undefined])), undefined, 'dismissed prompt sends nothing');
+  assert.deepEqual(await fillArguments('mira.askSymbol', [], spot, prompts([])), [{ uri: spot.uri, position: spot.selection.start }]);
+  assert.deepEqual(await fillArguments('mira.explain', [], spot, prompts([])), [{ uri: spot.uri, range: spot.selection }]);
+  assert.deepEqual(await fillArguments('mira.fix', [], spot, prompts([])), [{ uri: spot.uri, range: spot.selection, diagnostics: spot.diagnostics }]);
+  await assert.rejects(fillArguments('mira.explain', [], undefined, prompts([])), NeedsEditor);
+  // The server's "Mira: edit selection…" action leaves the instruction to the client.
+  assert.deepEqual(await fillArguments('mira.edit', [{ uri: 'file:///a', range: spot.selection }], spot, prompts(['use iterators'])), [
+    { uri: 'file:///a', range: spot.selection, instruction: 'use iterators' },
+  ]);
+  assert.deepEqual(await fillArguments('mira.remember', [], spot, prompts(['tabs in Go'])), [{ uri: spot.uri, range: spot.selection, text: 'tabs in Go' }]);
+  assert.deepEqual(await fillArguments('mira.forget', [], spot, prompts(['#12'])), [{ id: 12 }]);
+  assert.deepEqual(await fillArguments('mira.applyProposal', [], spot, prompts(['3'])), [{ proposal: 3 }]);
+  assert.equal(await fillArguments('mira.rejectProposal', [], spot, prompts(['three'])), undefined);
+  const given = [{ uri: 'file:///b', position: { line: 1, character: 1 } }];
+  assert.equal(await fillArguments('mira.askSymbol', given, undefined, prompts([])), given, 'code-action arguments pass through');
+  assert.deepEqual(await fillArguments('mira.status', [], undefined, prompts([])), []);
+});
+
+test('the status bar says idle, answering, stopped, and what today cost', async () => {
+  const mem = new Map<string, unknown>();
+  const store = { get: (k: string) => mem.get(k), update: async (k: string, v: unknown) => void mem.set(k, v) };
+  const day1 = new Date('2026-11-22T10:00:00Z');
+  await addCost(store, 0.004, day1);
+  await addCost(store, 0.02, day1);
+  assert.ok(Math.abs(costToday(store, day1) - 0.024) < 1e-9);
+  assert.equal(costToday(store, new Date('2026-11-23T00:00:01Z')), 0, 'a new day starts at zero');
+  assert.equal(statusText('ready', 0, 0).text, '$(comment-discussion) Mira');
+  assert.equal(statusText('ready', 0, 0.024).text, '$(comment-discussion) Mira $0.02');
+  assert.equal(statusText('ready', 0, 0.0042).text, '$(comment-discussion) Mira $0.0042');
+  assert.match(statusText('ready', 1, 0.5).text, /answering…/);
+  assert.match(statusText('stopped', 0, 0).tooltip, /not running/);
+});
+
+test('memories are grouped by kind, forgotten ones kept apart for restore', () => {
+  const m = (id: number, kind: Memory['kind'], extra: Partial<Memory> = {}): Memory => ({ id, kind, body: `memory ${id}`, scope: 'global', status: 'active', ...extra });
+  const g = groups([m(1, 'fact'), m(2, 'preference'), m(3, 'fact', { scope: 'project:1', stale: true }), m(4, 'correction', { supersedes: 1 })], [m(9, 'fact', { status: 'retracted' })]);
+  assert.deepEqual(g.map((x) => [x.id, x.items.map((i) => i.id)]), [
+    ['correction', [4]],
+    ['preference', [2]],
+    ['fact', [1, 3]],
+    ['forgotten', [9]],
+  ]);
+  assert.equal(memoryDescription(m(3, 'fact', { scope: 'project:1', stale: true })), '#3 · project · stale');
+  assert.equal(memoryDescription(m(4, 'correction', { supersedes: 1 })), '#4 · global · corrects #1');
+  assert.equal(memoryLabel({ ...m(5, 'fact'), body: 'a\n  b ' + 'x'.repeat(100) }).length, 80);
+});
