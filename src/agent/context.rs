@@ -47,6 +47,8 @@ pub struct Budgets {
     pub recalled: usize,
     pub code: usize,
     pub editor: usize,
+    /// The symbol in focus (its definition, callers, callees, anchored memories).
+    pub focus: usize,
 }
 
 impl Default for Budgets {
@@ -61,6 +63,7 @@ impl Default for Budgets {
             recalled: 2_000,
             code: 6_000,
             editor: 8_000,
+            focus: 6_000,
         }
     }
 }
@@ -86,6 +89,8 @@ pub struct EditorContext {
     /// Text around the cursor when nothing is selected.
     pub surrounding: Option<String>,
     pub diagnostics: Vec<String>,
+    /// The symbol the user asked about or is inside (editor actions).
+    pub symbol: Option<super::focus::SymbolFocus>,
 }
 
 impl EditorContext {
@@ -375,6 +380,15 @@ pub fn assemble(
             .join("\n\n"),
         budgets.code,
     );
+    let focus = part(
+        "focus",
+        input
+            .editor
+            .and_then(|e| e.symbol.as_ref())
+            .map(|f| redact(&f.render()).into_owned())
+            .unwrap_or_default(),
+        budgets.focus,
+    );
     let editor = part(
         "editor",
         input
@@ -396,6 +410,7 @@ pub fn assemble(
         + recalled.tokens
         + code.tokens
         + editor.tokens
+        + focus.tokens
         + question_tokens;
     // Over the total: drop the least important query-dependent context first.
     for p in [&mut recalled, &mut code] {
@@ -437,6 +452,7 @@ pub fn assemble(
     };
     block("Recalled from earlier", &recalled.text);
     block("Relevant code", &code.text);
+    block("Symbol in focus", &focus.text);
     block("Editor", &editor.text);
     let user = if context.is_empty() {
         input.question.to_string()
@@ -461,6 +477,7 @@ pub fn assemble(
         },
         report(&recalled),
         report(&code),
+        report(&focus),
         report(&editor),
         SectionReport {
             name: "question",

@@ -4,6 +4,7 @@
 
 pub mod context;
 pub mod conversation;
+pub mod focus;
 pub mod host;
 pub mod router;
 pub mod summarize;
@@ -12,6 +13,7 @@ pub mod tools;
 mod turn;
 
 pub use context::{EditorContext, ProjectInfo};
+pub use focus::{AnchoredNote, SymbolFocus};
 pub use conversation::TurnStatus;
 pub use host::{EditOutcome, FileEdit, OpenDocument, TurnEvent, TurnHost, TurnOutcome};
 pub use turn::{Agent, AgentSettings, Ask, Limits, new_turn_id};

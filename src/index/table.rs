@@ -81,6 +81,11 @@ impl SymbolTable {
         }
     }
 
+    /// Every file, keyed by its table path.
+    pub fn files(&self) -> impl Iterator<Item = (&String, &FileEntry)> {
+        self.files.iter()
+    }
+
     pub fn get(&self, path: &str) -> Option<&FileEntry> {
         self.files.get(path)
     }

@@ -1,9 +1,12 @@
 //! The LSP adapter: tower-lsp-server behind a guarded transport. No business logic here —
 //! handlers convert protocol types and call into the library.
 
+mod actions;
 mod capabilities;
 mod chat;
 mod commands;
+mod editor;
+mod features;
 mod memory;
 mod server;
 mod state;
@@ -11,6 +14,7 @@ mod symbols;
 pub mod transport;
 
 pub use server::{Backend, DocumentState, DocumentStateParams};
+pub use features::ClientFeatures;
 pub use state::{Focus, ServeOptions, ServerState, Session};
 
 use tokio::io::{AsyncRead, AsyncWrite};
@@ -37,6 +41,7 @@ pub fn build(options: ServeOptions) -> (LspService<Backend>, ClientSocket) {
     LspService::build(|client| Backend::new(client, options))
         .custom_method("mira/documentState", Backend::document_state)
         .custom_method("mira/memories", Backend::memories)
+        .custom_method("mira/goals", Backend::goals)
         .custom_method("mira/history", Backend::history)
         .custom_method("mira/context", Backend::context)
         .finish()

@@ -85,6 +85,14 @@ impl Backend {
     ) -> Result<super::memory::MemoriesResult> {
         super::memory::memories(&self.state, params).await
     }
+
+    /// `mira/goals {all?}` → `{goals: [...]}`.
+    pub async fn goals(
+        &self,
+        params: super::memory::GoalsParams,
+    ) -> Result<super::memory::GoalsResult> {
+        super::memory::goals(&self.state, params).await
+    }
 }
 
 impl LanguageServer for Backend {
@@ -158,10 +166,12 @@ impl LanguageServer for Backend {
             project = %project.root.display(),
             "initialize"
         );
+        let features = super::features::ClientFeatures::of(&params.capabilities, client_name.as_deref());
         self.state.set_session(Session {
             encoding,
             client_name,
             capabilities: params.capabilities,
+            features,
             project,
             store,
             session_row,
@@ -170,6 +180,7 @@ impl LanguageServer for Backend {
         if let Some(warning) = super::memory::start(&self.state) {
             self.note(MessageType::WARNING, warning);
         }
+        super::editor::start(&self.state);
         Ok(InitializeResult {
             capabilities: capabilities::server_capabilities(encoding),
             server_info: Some(ServerInfo {
@@ -306,6 +317,14 @@ impl LanguageServer for Backend {
 
     async fn hover(&self, params: HoverParams) -> Result<Option<Hover>> {
         super::symbols::hover(&self.state, params).await
+    }
+
+    async fn code_action(&self, params: CodeActionParams) -> Result<Option<CodeActionResponse>> {
+        super::actions::code_action(&self.state, params).await
+    }
+
+    async fn code_action_resolve(&self, params: CodeAction) -> Result<CodeAction> {
+        super::actions::resolve(params).await
     }
 
     async fn execute_command(&self, params: ExecuteCommandParams) -> Result<Option<LSPAny>> {
