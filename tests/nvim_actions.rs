@@ -17,11 +17,9 @@ fn neovim_code_actions_ask_about_a_symbol_and_anchor_memories() {
             "main calls it with \"8080\".",
         ]));
     }
-    let ran = common::nvim::run_everywhere(
-        "actions.lua",
-        &sandbox,
-        &[("MIRA_REPO", env!("CARGO_MANIFEST_DIR").to_string())],
-    );
+    let mut env = mock.env();
+    env.push(("MIRA_REPO", env!("CARGO_MANIFEST_DIR").to_string()));
+    let ran = common::nvim::run_everywhere("actions.lua", &sandbox, &env);
     let requests = mock.requests();
     assert_eq!(requests.len(), ran);
     for r in &requests {

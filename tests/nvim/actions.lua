@@ -121,7 +121,7 @@ M.run(function()
   M.log('offered on a selection:', table.concat(offered, ' | '))
   local has = function(t) for _, o in ipairs(offered) do if o:find(t, 1, true) then return true end end end
   assert(has('Mira: explain selection') and has('Mira: edit selection'), 'selection actions missing')
-  assert(#typed == 1, 'the plugin did not prompt for the text')
+  M.wait('the plugin prompting for the text', 10000, function() return #typed == 1 end)
   local memories
   M.wait('the anchored memory', 10000, function()
     memories = req(client, 'mira/memories', { query = '65535' }, util).memories
