@@ -482,6 +482,7 @@ async fn context_shows_exactly_what_would_be_sent() {
             "history",
             "recalled",
             "code",
+            "focus",
             "editor",
             "question"
         ]
