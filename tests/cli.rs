@@ -70,6 +70,9 @@ fn doctor_on_a_fresh_home_creates_only_the_data_dir_and_database() {
         .stdout(predicate::str::contains(".local/share/mira/mira.db"))
         .stdout(predicate::str::contains("integrity  ok"))
         .stdout(predicate::str::contains("store.home"))
+        // Token budgets are numbers, not secrets.
+        .stdout(predicate::str::is_match(r"agent\.context_tokens\s+\d+").unwrap())
+        .stdout(predicate::str::is_match(r"agent\.summarize_after_tokens\s+\d+").unwrap())
         .stdout(predicate::str::contains("No problems found."));
     assert_eq!(
         tree(&home),
