@@ -315,7 +315,7 @@ impl Writer {
         if self.edit(version, range, text.clone()).await {
             if let Some(v) = version {
                 // Later appends are computed against the client's text: let it catch up.
-                self.echoed(v, "").await;
+                self.echoed(v, "", "").await;
             }
             self.text = text;
         } else {
@@ -339,10 +339,11 @@ impl Writer {
         self.state.documents().get(uri).map(|d| d.version())
     }
 
-    /// Whether an edit made against `version` arrived: wait for the didChange after it and
-    /// look for the chunk at the end. A client that never echoes counts as applied (nothing
-    /// better is known); one whose newer text lacks the chunk dropped a stale edit.
-    async fn echoed(&self, version: i32, chunk: &str) -> bool {
+    /// Whether an edit appending `chunk` after `before` (the end of the text it was made
+    /// against) arrived: wait for the didChange after it and look for `before` + `chunk`.
+    /// A client that never echoes counts as applied (nothing better is known); one whose
+    /// newer text lacks them dropped a stale edit.
+    async fn echoed(&self, version: i32, before: &str, chunk: &str) -> bool {
         let deadline = tokio::time::Instant::now() + ECHO_WAIT;
         loop {
             match self.client_version() {
@@ -351,11 +352,10 @@ impl Writer {
                     let Some((_, text)) = self.client_copy() else {
                         return true;
                     };
-                    let mut from = text.len().saturating_sub(chunk.len() + 512);
-                    while !text.is_char_boundary(from) {
-                        from -= 1;
-                    }
-                    return text[from..].contains(chunk);
+                    let mut expected = String::with_capacity(before.len() + chunk.len());
+                    expected.push_str(before);
+                    expected.push_str(chunk);
+                    return text.contains(&expected);
                 }
                 Some(_) => {}
             }
@@ -379,7 +379,12 @@ impl Writer {
                 let sent = self
                     .edit(Some(version), Range { start: end, end }, chunk.to_string())
                     .await;
-                if sent && self.echoed(version, chunk).await {
+                // What precedes the chunk identifies it even when the same text streamed before.
+                let mut from = text.len().saturating_sub(64);
+                while !text.is_char_boundary(from) {
+                    from -= 1;
+                }
+                if sent && self.echoed(version, &text[from..], chunk).await {
                     self.text = self.client_copy().map_or(text + chunk, |(_, t)| t);
                     return;
                 }
