@@ -59,7 +59,8 @@ async fn main() {
     let mut at_call = Vec::with_capacity(ROUNDS);
     let mut on_selection = Vec::with_capacity(ROUNDS);
     let mut at_end = Vec::with_capacity(ROUNDS);
-    let diag = json!({"range": range(2, 8, 2, 9), "message": "unused variable: `y`", "severity": 2});
+    let diag =
+        json!({"range": range(2, 8, 2, 9), "message": "unused variable: `y`", "severity": 2});
     for v in 1..=ROUNDS {
         // Type one character into the body of a function somewhere in the file.
         let f = (v * 7919) % (LINES / 5);
@@ -72,9 +73,21 @@ async fn main() {
         .await;
         let call_line = ((v * 104_729) % (LINES / 5)) * 5 + 2;
         for (r, ctx, out) in [
-            (range(call_line, 14, call_line, 14), json!({"diagnostics": []}), &mut at_call),
-            (range(call_line, 4, call_line + 1, 5), json!({"diagnostics": [diag]}), &mut on_selection),
-            (range(LINES - 3, 14, LINES - 3, 14), json!({"diagnostics": []}), &mut at_end),
+            (
+                range(call_line, 14, call_line, 14),
+                json!({"diagnostics": []}),
+                &mut at_call,
+            ),
+            (
+                range(call_line, 4, call_line + 1, 5),
+                json!({"diagnostics": [diag]}),
+                &mut on_selection,
+            ),
+            (
+                range(LINES - 3, 14, LINES - 3, 14),
+                json!({"diagnostics": []}),
+                &mut at_end,
+            ),
         ] {
             let t = Instant::now();
             let res = s
@@ -91,7 +104,9 @@ async fn main() {
             );
         }
     }
-    println!("codeAction on a {LINES}-line file, one keystroke before each request (stdio, real binary):");
+    println!(
+        "codeAction on a {LINES}-line file, one keystroke before each request (stdio, real binary):"
+    );
     report("at a call site (index lookup)", at_call);
     report("selection + diagnostic", on_selection);
     report("at the end of the file", at_end);

@@ -13,8 +13,7 @@ use mock_llm::{MockLlm, Turn, Wire};
 use serde_json::{Value, json};
 
 const UTIL: &str = "/// Parses a TCP port.\npub fn parse_port(text: &str) -> u16 {\n    let value = text.trim().parse().unwrap_or(0);\n    value\n}\n";
-const MAIN: &str =
-    "mod util;\n\nfn main() {\n    let port = util::parse_port(\"8080\");\n    println!(\"{port}\");\n}\n";
+const MAIN: &str = "mod util;\n\nfn main() {\n    let port = util::parse_port(\"8080\");\n    println!(\"{port}\");\n}\n";
 
 fn project(sandbox: &Sandbox) {
     std::fs::create_dir_all(sandbox.project().join("src")).unwrap();
@@ -73,7 +72,13 @@ fn titles(actions: &[Value]) -> Vec<String> {
 /// Until the cold index has util.rs: the action at the call site appears.
 async fn ready(server: &mut TestServer, main: &str) {
     for _ in 0..200 {
-        let a = actions(server, main, range(3, 21, 3, 21), json!({"diagnostics": []})).await;
+        let a = actions(
+            server,
+            main,
+            range(3, 21, 3, 21),
+            json!({"diagnostics": []}),
+        )
+        .await;
         if !a.is_empty() {
             return;
         }
@@ -125,7 +130,13 @@ async fn actions_are_offered_where_they_apply_and_nowhere_else() {
     ready(&mut server, &main).await;
 
     // A call site: only the question about the symbol, resolved lazily.
-    let at_call = actions(&mut server, &main, range(3, 23, 3, 23), json!({"diagnostics": []})).await;
+    let at_call = actions(
+        &mut server,
+        &main,
+        range(3, 23, 3, 23),
+        json!({"diagnostics": []}),
+    )
+    .await;
     assert_eq!(titles(&at_call), ["Ask Mira about `parse_port`"]);
     assert!(at_call[0]["command"].is_null() && at_call[0]["data"].is_object());
     assert_eq!(at_call[0]["kind"], "");
@@ -140,11 +151,23 @@ async fn actions_are_offered_where_they_apply_and_nowhere_else() {
         .unwrap();
     assert_eq!(blank, Value::Null);
     // A one-character range is a cursor (Helix), not a selection.
-    let one = actions(&mut server, &main, range(1, 0, 1, 1), json!({"diagnostics": []})).await;
+    let one = actions(
+        &mut server,
+        &main,
+        range(1, 0, 1, 1),
+        json!({"diagnostics": []}),
+    )
+    .await;
     assert!(one.is_empty(), "{one:?}");
 
     // A selection: explain, edit, remember.
-    let sel = actions(&mut server, &main, range(3, 0, 4, 10), json!({"diagnostics": []})).await;
+    let sel = actions(
+        &mut server,
+        &main,
+        range(3, 0, 4, 10),
+        json!({"diagnostics": []}),
+    )
+    .await;
     assert_eq!(
         titles(&sel),
         [
@@ -164,8 +187,16 @@ async fn actions_are_offered_where_they_apply_and_nowhere_else() {
         json!({"diagnostics": [diag]}),
     )
     .await;
-    assert!(titles(&with).contains(&"Mira: fix: unused variable: `port` help: prefix it".to_string()), "{:?}", titles(&with));
-    let fix = with.iter().find(|a| a["kind"] == "quickfix").unwrap().clone();
+    assert!(
+        titles(&with).contains(&"Mira: fix: unused variable: `port` help: prefix it".to_string()),
+        "{:?}",
+        titles(&with)
+    );
+    let fix = with
+        .iter()
+        .find(|a| a["kind"] == "quickfix")
+        .unwrap()
+        .clone();
     let only = actions(
         &mut server,
         &main,
@@ -203,10 +234,19 @@ async fn actions_are_offered_where_they_apply_and_nowhere_else() {
         "rustc"
     );
     let bad = server
-        .request("codeAction/resolve", json!({"title": "x", "data": {"mira": "frobnicate"}}))
+        .request(
+            "codeAction/resolve",
+            json!({"title": "x", "data": {"mira": "frobnicate"}}),
+        )
         .await
         .unwrap_err();
-    assert!(bad["message"].as_str().unwrap().contains("not a Mira code action"), "{bad}");
+    assert!(
+        bad["message"]
+            .as_str()
+            .unwrap()
+            .contains("not a Mira code action"),
+        "{bad}"
+    );
     server.shutdown().await;
 }
 
@@ -219,8 +259,17 @@ async fn clients_without_resolve_get_the_command_at_once() {
     let main = sandbox.file_uri("src/main.rs");
     server.open(&main, "rust", MAIN).await;
     ready(&mut server, &main).await;
-    let a = actions(&mut server, &main, range(3, 0, 4, 10), json!({"diagnostics": []})).await;
-    let edit = a.iter().find(|a| a["title"] == "Mira: edit selection…").unwrap();
+    let a = actions(
+        &mut server,
+        &main,
+        range(3, 0, 4, 10),
+        json!({"diagnostics": []}),
+    )
+    .await;
+    let edit = a
+        .iter()
+        .find(|a| a["title"] == "Mira: edit selection…")
+        .unwrap();
     assert_eq!(edit["command"]["command"], "mira.edit");
     assert_eq!(edit["command"]["arguments"][0]["range"], range(3, 0, 4, 10));
     server.shutdown().await;
@@ -273,15 +322,41 @@ async fn ask_symbol_sends_the_definition_callers_and_anchored_memories() {
 
     // Bad arguments: each says what is wrong.
     let err = |e: Value| e["message"].as_str().unwrap().to_string();
-    let e = command(&mut server, "mira.askSymbol", json!({"uri": sandbox.file_uri("src/gone.rs"), "position": {"line": 0, "character": 0}})).await.unwrap_err();
+    let e = command(
+        &mut server,
+        "mira.askSymbol",
+        json!({"uri": sandbox.file_uri("src/gone.rs"), "position": {"line": 0, "character": 0}}),
+    )
+    .await
+    .unwrap_err();
     assert!(err(e.clone()).contains("is not open"), "{e}");
-    let e = command(&mut server, "mira.askSymbol", json!({"uri": main, "position": {"line": 99, "character": 0}})).await.unwrap_err();
+    let e = command(
+        &mut server,
+        "mira.askSymbol",
+        json!({"uri": main, "position": {"line": 99, "character": 0}}),
+    )
+    .await
+    .unwrap_err();
     assert!(err(e.clone()).contains("past the end"), "{e}");
-    let e = command(&mut server, "mira.askSymbol", json!({"uri": main, "position": {"line": 1, "character": 0}})).await.unwrap_err();
+    let e = command(
+        &mut server,
+        "mira.askSymbol",
+        json!({"uri": main, "position": {"line": 1, "character": 0}}),
+    )
+    .await
+    .unwrap_err();
     assert!(err(e.clone()).contains("no identifier"), "{e}");
-    let e = command(&mut server, "mira.askSymbol", json!({"uri": main, "position": {"line": 4, "character": 6}})).await.unwrap_err();
+    let e = command(
+        &mut server,
+        "mira.askSymbol",
+        json!({"uri": main, "position": {"line": 4, "character": 6}}),
+    )
+    .await
+    .unwrap_err();
     assert!(err(e.clone()).contains("`println` is not defined"), "{e}");
-    let e = command(&mut server, "mira.askSymbol", json!({"uri": main})).await.unwrap_err();
+    let e = command(&mut server, "mira.askSymbol", json!({"uri": main}))
+        .await
+        .unwrap_err();
     assert!(err(e.clone()).contains("{uri, position}"), "{e}");
     assert_eq!(mock.requests().len(), 1, "no turn for bad arguments");
     assert_eq!(mock.violations(), Vec::<String>::new());
@@ -306,29 +381,53 @@ async fn explain_fix_and_edit_run_turns_with_their_context() {
     let util = sandbox.file_uri("src/util.rs");
     server.open(&util, "rust", UTIL).await;
 
-    command(&mut server, "mira.explain", json!({"uri": util, "range": range(2, 0, 3, 9)}))
-        .await
-        .expect("explain");
+    command(
+        &mut server,
+        "mira.explain",
+        json!({"uri": util, "range": range(2, 0, 3, 9)}),
+    )
+    .await
+    .expect("explain");
     message(&mut server, "Mira answered").await;
     let body = mock.requests()[0].raw.clone();
-    assert!(body.contains("Explain the selected code (lines 3–4 of src/util.rs)"), "{body}");
-    assert!(body.contains("let value = text.trim().parse().unwrap_or(0);"), "{body}");
+    assert!(
+        body.contains("Explain the selected code (lines 3–4 of src/util.rs)"),
+        "{body}"
+    );
+    assert!(
+        body.contains("let value = text.trim().parse().unwrap_or(0);"),
+        "{body}"
+    );
     assert!(body.contains("`parse_port` (function)"), "{body}");
 
     let diag = json!({"range": range(2, 8, 2, 13), "message": "type annotations needed", "source": "rustc", "code": "E0282"});
-    command(&mut server, "mira.fix", json!({"uri": util, "range": range(2, 8, 2, 13), "diagnostics": [diag]}))
-        .await
-        .expect("fix");
+    command(
+        &mut server,
+        "mira.fix",
+        json!({"uri": util, "range": range(2, 8, 2, 13), "diagnostics": [diag]}),
+    )
+    .await
+    .expect("fix");
     message(&mut server, "Mira answered").await;
     let body = mock.requests()[1].raw.clone();
-    assert!(body.contains("line 3: [rustc] type annotations needed (E0282)"), "{body}");
+    assert!(
+        body.contains("line 3: [rustc] type annotations needed (E0282)"),
+        "{body}"
+    );
 
-    command(&mut server, "mira.edit", json!({"instruction": "default to port 80", "uri": util, "range": range(2, 0, 3, 9)}))
-        .await
-        .expect("edit");
+    command(
+        &mut server,
+        "mira.edit",
+        json!({"instruction": "default to port 80", "uri": util, "range": range(2, 0, 3, 9)}),
+    )
+    .await
+    .expect("edit");
     message(&mut server, "Mira answered").await;
     let body = mock.requests()[2].raw.clone();
-    assert!(body.contains("default to port 80") && body.contains("(the selection)"), "{body}");
+    assert!(
+        body.contains("default to port 80") && body.contains("(the selection)"),
+        "{body}"
+    );
     let edit = server
         .server_requests()
         .into_iter()
@@ -338,8 +437,7 @@ async fn explain_fix_and_edit_run_turns_with_their_context() {
         })
         .expect("the edit went to the editor");
     assert_eq!(
-        edit["params"]["edit"]["documentChanges"][0]["textDocument"]["version"],
-        0,
+        edit["params"]["edit"]["documentChanges"][0]["textDocument"]["version"], 0,
         "versioned against the open buffer"
     );
     assert_eq!(
@@ -348,20 +446,52 @@ async fn explain_fix_and_edit_run_turns_with_their_context() {
     );
 
     // Without an instruction (a code action in Helix): keep the place, say what to type.
-    let r = command(&mut server, "mira.edit", json!({"uri": util, "range": range(2, 0, 3, 9)}))
-        .await
-        .unwrap();
+    let r = command(
+        &mut server,
+        "mira.edit",
+        json!({"uri": util, "range": range(2, 0, 3, 9)}),
+    )
+    .await
+    .unwrap();
     assert_eq!(r["needsInstruction"], true);
-    assert!(message(&mut server, "Mira: say what to change").await.contains("mira.edit"));
+    assert!(
+        message(&mut server, "Mira: say what to change")
+            .await
+            .contains("mira.edit")
+    );
 
     let err = |e: Value| e["message"].as_str().unwrap().to_string();
-    let e = command(&mut server, "mira.fix", json!({"uri": util, "range": range(2, 0, 2, 1), "diagnostics": []})).await.unwrap_err();
+    let e = command(
+        &mut server,
+        "mira.fix",
+        json!({"uri": util, "range": range(2, 0, 2, 1), "diagnostics": []}),
+    )
+    .await
+    .unwrap_err();
     assert!(err(e.clone()).contains("needs the diagnostics"), "{e}");
-    let e = command(&mut server, "mira.explain", json!({"uri": util, "range": range(2, 0, 40, 0)})).await.unwrap_err();
+    let e = command(
+        &mut server,
+        "mira.explain",
+        json!({"uri": util, "range": range(2, 0, 40, 0)}),
+    )
+    .await
+    .unwrap_err();
     assert!(err(e.clone()).contains("past the end"), "{e}");
-    let e = command(&mut server, "mira.explain", json!({"uri": sandbox.file_uri("x.rs"), "range": range(0, 0, 0, 3)})).await.unwrap_err();
+    let e = command(
+        &mut server,
+        "mira.explain",
+        json!({"uri": sandbox.file_uri("x.rs"), "range": range(0, 0, 0, 3)}),
+    )
+    .await
+    .unwrap_err();
     assert!(err(e.clone()).contains("is not open"), "{e}");
-    let e = command(&mut server, "mira.edit", json!({"instruction": "x", "uri": sandbox.file_uri("x.rs")})).await.unwrap_err();
+    let e = command(
+        &mut server,
+        "mira.edit",
+        json!({"instruction": "x", "uri": sandbox.file_uri("x.rs")}),
+    )
+    .await
+    .unwrap_err();
     assert!(err(e.clone()).contains("is not open"), "{e}");
     assert_eq!(mock.requests().len(), 4, "no turn for bad arguments");
     assert_eq!(mock.violations(), Vec::<String>::new());
@@ -369,7 +499,9 @@ async fn explain_fix_and_edit_run_turns_with_their_context() {
 }
 
 async fn recall_anchor(server: &mut TestServer, query: &str) -> Value {
-    let r = command(server, "mira.recall", json!({"query": query})).await.unwrap();
+    let r = command(server, "mira.recall", json!({"query": query}))
+        .await
+        .unwrap();
     r["memories"][0]["anchors"][0].clone()
 }
 
@@ -383,9 +515,13 @@ async fn anchored_memories_show_on_hover_and_go_stale_when_the_code_changes() {
     server.open(&util, "rust", UTIL).await;
 
     // Helix: "remember selection…" has no text; the next typed remember is anchored there.
-    let r = command(&mut server, "mira.remember", json!({"uri": util, "range": range(2, 4, 3, 9)}))
-        .await
-        .unwrap();
+    let r = command(
+        &mut server,
+        "mira.remember",
+        json!({"uri": util, "range": range(2, 4, 3, 9)}),
+    )
+    .await
+    .unwrap();
     assert_eq!(r["needsText"], true);
     server
         .request(
@@ -401,7 +537,10 @@ async fn anchored_memories_show_on_hover_and_go_stale_when_the_code_changes() {
     );
     assert!(a["stale_since"].is_null());
     let h = hover(&mut server, &util, 1, 9).await;
-    assert!(h.contains("Mira remembers") && h.contains("ports under 1024 need root"), "{h}");
+    assert!(
+        h.contains("Mira remembers") && h.contains("ports under 1024 need root"),
+        "{h}"
+    );
     assert!(!h.contains("stale"), "{h}");
     // Moving it (an edit above) keeps it fresh.
     server
@@ -440,10 +579,28 @@ async fn anchored_memories_show_on_hover_and_go_stale_when_the_code_changes() {
     assert!(fresh, "the anchor did not come back");
 
     // Bad places: a range past the end, a document not open.
-    let e = command(&mut server, "mira.remember", json!({"text": "x y", "uri": util, "range": range(50, 0, 51, 0)})).await.unwrap_err();
-    assert!(e["message"].as_str().unwrap().contains("past the end"), "{e}");
-    let e = command(&mut server, "mira.remember", json!({"text": "x y", "uri": sandbox.file_uri("nope.rs"), "range": range(0, 0, 0, 2)})).await.unwrap_err();
-    assert!(e["message"].as_str().unwrap().contains("is not open"), "{e}");
+    let e = command(
+        &mut server,
+        "mira.remember",
+        json!({"text": "x y", "uri": util, "range": range(50, 0, 51, 0)}),
+    )
+    .await
+    .unwrap_err();
+    assert!(
+        e["message"].as_str().unwrap().contains("past the end"),
+        "{e}"
+    );
+    let e = command(
+        &mut server,
+        "mira.remember",
+        json!({"text": "x y", "uri": sandbox.file_uri("nope.rs"), "range": range(0, 0, 0, 2)}),
+    )
+    .await
+    .unwrap_err();
+    assert!(
+        e["message"].as_str().unwrap().contains("is not open"),
+        "{e}"
+    );
     server.shutdown().await;
 }
 
@@ -455,11 +612,18 @@ async fn the_watcher_flags_anchors_when_a_closed_file_changes_on_disk() {
     server.initialize(init(&sandbox, true)).await;
     let util = sandbox.file_uri("src/util.rs");
     server.open(&util, "rust", UTIL).await;
-    command(&mut server, "mira.remember", json!({"text": "watch this parser", "uri": util, "range": range(2, 4, 2, 10)}))
-        .await
-        .unwrap();
+    command(
+        &mut server,
+        "mira.remember",
+        json!({"text": "watch this parser", "uri": util, "range": range(2, 4, 2, 10)}),
+    )
+    .await
+    .unwrap();
     server
-        .notify("textDocument/didClose", json!({"textDocument": {"uri": util}}))
+        .notify(
+            "textDocument/didClose",
+            json!({"textDocument": {"uri": util}}),
+        )
         .await;
     tokio::time::sleep(Duration::from_millis(200)).await;
     std::fs::write(
@@ -498,27 +662,56 @@ async fn pending_proposals_are_offered_as_actions_on_their_file() {
     let main = sandbox.file_uri("src/main.rs");
     server.open(&util, "rust", UTIL).await;
     server.open(&main, "rust", MAIN).await;
-    command(&mut server, "mira.edit", json!({"instruction": "default 1", "uri": util}))
-        .await
-        .unwrap();
+    command(
+        &mut server,
+        "mira.edit",
+        json!({"instruction": "default 1", "uri": util}),
+    )
+    .await
+    .unwrap();
     message(&mut server, "Mira answered").await;
     let mut offered = Vec::new();
     for _ in 0..50 {
-        offered = titles(&actions(&mut server, &util, range(0, 0, 0, 0), json!({"diagnostics": []})).await);
+        offered = titles(
+            &actions(
+                &mut server,
+                &util,
+                range(0, 0, 0, 0),
+                json!({"diagnostics": []}),
+            )
+            .await,
+        );
         if !offered.is_empty() {
             break;
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    assert_eq!(offered, ["Apply Mira proposal #1", "Reject Mira proposal #1"]);
-    let elsewhere = actions(&mut server, &main, range(1, 0, 1, 0), json!({"diagnostics": []})).await;
+    assert_eq!(
+        offered,
+        ["Apply Mira proposal #1", "Reject Mira proposal #1"]
+    );
+    let elsewhere = actions(
+        &mut server,
+        &main,
+        range(1, 0, 1, 0),
+        json!({"diagnostics": []}),
+    )
+    .await;
     assert!(elsewhere.is_empty(), "{elsewhere:?}");
     command(&mut server, "mira.rejectProposal", json!({"proposal": 1}))
         .await
         .unwrap();
     let mut gone = false;
     for _ in 0..50 {
-        if actions(&mut server, &util, range(0, 0, 0, 0), json!({"diagnostics": []})).await.is_empty() {
+        if actions(
+            &mut server,
+            &util,
+            range(0, 0, 0, 0),
+            json!({"diagnostics": []}),
+        )
+        .await
+        .is_empty()
+        {
             gone = true;
             break;
         }

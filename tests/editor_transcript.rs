@@ -118,7 +118,11 @@ async fn typing_into_the_transcript_while_a_turn_streams_never_misplaces_the_ans
     let mut typed = 0;
     let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
     loop {
-        assert!(tokio::time::Instant::now() < deadline, "the turn never finished: {}", editor.text);
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the turn never finished: {}",
+            editor.text
+        );
         // A request flushes our answers to the server's applyEdits.
         server.document_state(&uri).await;
         let requests = server.server_requests();
@@ -136,7 +140,9 @@ async fn typing_into_the_transcript_while_a_turn_streams_never_misplaces_the_ans
                     // The user types at the top just before the editor gets Mira's edit.
                     typed += 1;
                     let top = json!({"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}});
-                    editor.change(&mut server, &top, &format!("typed {typed}\n")).await;
+                    editor
+                        .change(&mut server, &top, &format!("typed {typed}\n"))
+                        .await;
                 }
             }
             if dc["textDocument"]["version"].as_i64() != Some(editor.version) {
@@ -153,7 +159,10 @@ async fn typing_into_the_transcript_while_a_turn_streams_never_misplaces_the_ans
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     let t = &editor.text;
-    assert!(typed >= 1 && dropped >= 1, "the race was not exercised (typed {typed}, dropped {dropped})");
+    assert!(
+        typed >= 1 && dropped >= 1,
+        "the race was not exercised (typed {typed}, dropped {dropped})"
+    );
     assert!(t.starts_with("typed "), "{t}");
     for n in 1..=typed {
         assert!(t.contains(&format!("typed {n}\n")), "{t}");

@@ -299,17 +299,28 @@ fn remember_at_anchors_to_the_enclosing_symbol_and_mira_index_flags_it_stale() {
     let (code, out, err) = run(
         &sandbox,
         &p,
-        &["remember", "--at", "lib.rs:4", "ports must stay below 65536"],
+        &[
+            "remember",
+            "--at",
+            "lib.rs:4",
+            "ports must stay below 65536",
+        ],
     );
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("about lib.rs::parse_port"), "{out}");
     let (_, out, _) = run(&sandbox, &p, &["recall", "65536"]);
-    assert!(out.contains("@ lib.rs::parse_port") && !out.contains("stale"), "{out}");
+    assert!(
+        out.contains("@ lib.rs::parse_port") && !out.contains("stale"),
+        "{out}"
+    );
 
     std::fs::write(p.join("lib.rs"), lib.replace("unwrap()", "unwrap_or(80)")).unwrap();
     let (code, out, err) = run(&sandbox, &p, &["index"]);
     assert_eq!(code, 0, "{err}");
-    assert!(out.contains("anchors   1 memories about code changed state"), "{out}");
+    assert!(
+        out.contains("anchors   1 memories about code changed state"),
+        "{out}"
+    );
     let (_, out, _) = run(&sandbox, &p, &["recall", "65536"]);
     assert!(
         out.contains("@ lib.rs::parse_port (stale: the code changed)"),

@@ -115,7 +115,12 @@ fn modules_import_only_from_floors_below() {
     let mut checked = 0;
     for file in files {
         let rel = file.strip_prefix(&src).unwrap();
-        let first = rel.components().next().unwrap().as_os_str().to_string_lossy();
+        let first = rel
+            .components()
+            .next()
+            .unwrap()
+            .as_os_str()
+            .to_string_lossy();
         let module = first.trim_end_matches(".rs").to_string();
         if matches!(module.as_str(), "lib" | "main") {
             continue;
@@ -145,7 +150,10 @@ fn modules_import_only_from_floors_below() {
         }
         checked += 1;
     }
-    assert!(checked > 100, "only {checked} files checked: is src/ where it was?");
+    assert!(
+        checked > 100,
+        "only {checked} files checked: is src/ where it was?"
+    );
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
 

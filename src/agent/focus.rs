@@ -45,7 +45,10 @@ impl SymbolFocus {
             s.push_str(&format!("Doc: {}\n", doc.trim()));
         }
         let lang = self.language.as_deref().unwrap_or("");
-        s.push_str(&format!("Definition:\n```{lang}\n{}\n```\n", self.code.trim_end()));
+        s.push_str(&format!(
+            "Definition:\n```{lang}\n{}\n```\n",
+            self.code.trim_end()
+        ));
         list(&mut s, "Callers", &self.callers);
         list(&mut s, "Calls", &self.callees);
         if !self.memories.is_empty() {

@@ -13,7 +13,7 @@ pub mod tools;
 mod turn;
 
 pub use context::{EditorContext, ProjectInfo};
-pub use focus::{AnchoredNote, SymbolFocus};
 pub use conversation::TurnStatus;
+pub use focus::{AnchoredNote, SymbolFocus};
 pub use host::{EditOutcome, FileEdit, OpenDocument, TurnEvent, TurnHost, TurnOutcome};
 pub use turn::{Agent, AgentSettings, Ask, Limits, new_turn_id};

@@ -121,7 +121,8 @@ fn check_anchors(
     use mira::memory::anchors;
     let pid = store.write(|tx| mira::store::projects::ensure(tx, &project.root, &project.name))?;
     let paths = store.read(|c| {
-        anchors::anchored_paths(c, pid).map_err(|e| rusqlite::Error::ToSqlConversionFailure(Box::new(e)))
+        anchors::anchored_paths(c, pid)
+            .map_err(|e| rusqlite::Error::ToSqlConversionFailure(Box::new(e)))
     })?;
     let seen: Vec<(String, Vec<(String, String)>)> = paths
         .into_iter()
@@ -139,8 +140,10 @@ fn check_anchors(
     store.write(|tx| {
         let mut changed = 0;
         for (path, symbols) in &seen {
-            let pairs: Vec<(&str, &str)> =
-                symbols.iter().map(|(q, h)| (q.as_str(), h.as_str())).collect();
+            let pairs: Vec<(&str, &str)> = symbols
+                .iter()
+                .map(|(q, h)| (q.as_str(), h.as_str()))
+                .collect();
             changed += anchors::observe_file(tx, pid, path, &pairs)?;
         }
         Ok(changed)

@@ -22,10 +22,19 @@ fn is_secret(key: &str) -> bool {
 mod tests {
     #[test]
     fn budgets_are_not_secrets() {
-        for k in ["provider.api_key", "memory.embedder.api_key", "x.auth_token", "db.password"] {
+        for k in [
+            "provider.api_key",
+            "memory.embedder.api_key",
+            "x.auth_token",
+            "db.password",
+        ] {
             assert!(super::is_secret(k), "{k}");
         }
-        for k in ["agent.context_tokens", "agent.summarize_after_tokens", "keyboard.layout"] {
+        for k in [
+            "agent.context_tokens",
+            "agent.summarize_after_tokens",
+            "keyboard.layout",
+        ] {
             assert!(!super::is_secret(k), "{k}");
         }
     }

@@ -19,17 +19,33 @@ use crate::documents::uri_to_path;
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "mira", rename_all = "camelCase")]
 pub enum ActionData {
-    AskSymbol { uri: Uri, position: Position },
-    Explain { uri: Uri, range: Range },
-    Edit { uri: Uri, range: Range },
+    AskSymbol {
+        uri: Uri,
+        position: Position,
+    },
+    Explain {
+        uri: Uri,
+        range: Range,
+    },
+    Edit {
+        uri: Uri,
+        range: Range,
+    },
     Fix {
         uri: Uri,
         range: Range,
         diagnostics: Vec<Diagnostic>,
     },
-    Remember { uri: Uri, range: Range },
-    ApplyProposal { proposal: i64 },
-    RejectProposal { proposal: i64 },
+    Remember {
+        uri: Uri,
+        range: Range,
+    },
+    ApplyProposal {
+        proposal: i64,
+    },
+    RejectProposal {
+        proposal: i64,
+    },
 }
 
 impl ActionData {
@@ -48,9 +64,10 @@ impl ActionData {
                 "mira.askSymbol",
                 serde_json::json!({"uri": uri, "position": position}),
             ),
-            ActionData::Explain { uri, range } => {
-                ("mira.explain", serde_json::json!({"uri": uri, "range": range}))
-            }
+            ActionData::Explain { uri, range } => (
+                "mira.explain",
+                serde_json::json!({"uri": uri, "range": range}),
+            ),
             // No instruction or text: the client prompts (VS Code input box, Neovim
             // vim.ui.input); Helix users are told to type it.
             ActionData::Edit { uri, range } => {
@@ -118,9 +135,7 @@ pub async fn code_action(
     });
     let mut actions: Vec<(String, ActionData)> = Vec::new();
     if let Some(index) = state.index.handle()
-        && let Ok(defs) = index
-            .definition(&uri, range.start, state.encoding())
-            .await
+        && let Ok(defs) = index.definition(&uri, range.start, state.encoding()).await
         && let Some(d) = defs.first()
     {
         actions.push((

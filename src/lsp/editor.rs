@@ -57,8 +57,10 @@ impl EditorState {
     }
 
     pub fn set_pending_anchor(&self, focus: Focus) {
-        *self.pending_anchor.lock().unwrap_or_else(|e| e.into_inner()) =
-            Some((focus, Instant::now()));
+        *self
+            .pending_anchor
+            .lock()
+            .unwrap_or_else(|e| e.into_inner()) = Some((focus, Instant::now()));
     }
 
     /// The anchor picked by a recent "remember selection…" without text, used once.
@@ -164,7 +166,10 @@ pub fn refresh_proposals(state: &Arc<ServerState>) {
     tokio::spawn(async move {
         let read = tokio::task::spawn_blocking(move || store.read(proposals::pending)).await;
         if let Ok(Ok(list)) = read {
-            *st.editor.proposals.lock().unwrap_or_else(|e| e.into_inner()) = list;
+            *st.editor
+                .proposals
+                .lock()
+                .unwrap_or_else(|e| e.into_inner()) = list;
         }
     });
 }

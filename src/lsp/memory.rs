@@ -181,7 +181,11 @@ pub async fn remember(state: &Arc<ServerState>, args: RememberArgs) -> Result<Op
     let line = match (r.outcome, args.corrects) {
         (_, Some(old)) => format!("Mira remembered #{} (corrects #{old})", m.id),
         (Outcome::Created, None) => match &anchored_to {
-            Some(at) => format!("Mira remembered #{} about {at}: {}", m.id, short(&m.body, 50)),
+            Some(at) => format!(
+                "Mira remembered #{} about {at}: {}",
+                m.id,
+                short(&m.body, 50)
+            ),
             None => format!("Mira remembered #{}: {}", m.id, short(&m.body, 60)),
         },
         (Outcome::Similar, None) => format!(

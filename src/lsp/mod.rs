@@ -13,8 +13,8 @@ mod state;
 mod symbols;
 pub mod transport;
 
-pub use server::{Backend, DocumentState, DocumentStateParams};
 pub use features::ClientFeatures;
+pub use server::{Backend, DocumentState, DocumentStateParams};
 pub use state::{Focus, ServeOptions, ServerState, Session};
 
 use tokio::io::{AsyncRead, AsyncWrite};

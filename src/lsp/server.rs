@@ -166,7 +166,8 @@ impl LanguageServer for Backend {
             project = %project.root.display(),
             "initialize"
         );
-        let features = super::features::ClientFeatures::of(&params.capabilities, client_name.as_deref());
+        let features =
+            super::features::ClientFeatures::of(&params.capabilities, client_name.as_deref());
         self.state.set_session(Session {
             encoding,
             client_name,

@@ -174,11 +174,10 @@ impl Actor {
             });
         }
         let byte = position_to_byte(&entry.doc.rope, position, enc);
-        let name =
-            super::identifier_at(&entry.doc, byte).ok_or(FocusError::NoIdentifier {
-                line: position.line,
-                character: position.character,
-            })?;
+        let name = super::identifier_at(&entry.doc, byte).ok_or(FocusError::NoIdentifier {
+            line: position.line,
+            character: position.character,
+        })?;
         let from = entry.key.clone();
         let hit = self
             .table
@@ -355,8 +354,7 @@ impl Actor {
 
     /// Tell the watchers about a file re-indexed from disk (`None`: removed).
     pub(super) fn report_disk(&self, key: &str, indexed: Option<(Lang, &FileSymbols)>) {
-        let watchers: Vec<&SymbolWatch> =
-            self.watchers.iter().filter(|w| w.wants(key)).collect();
+        let watchers: Vec<&SymbolWatch> = self.watchers.iter().filter(|w| w.wants(key)).collect();
         if watchers.is_empty() {
             return;
         }

@@ -17,10 +17,10 @@ use crate::surface::commands::{AskArgs, EditArgs, FixArgs, RangeArgs, SymbolArgs
 type Outcome = std::result::Result<Value, String>;
 
 fn index(state: &ServerState) -> std::result::Result<&crate::index::IndexHandle, String> {
-    state
-        .index
-        .handle()
-        .ok_or_else(|| "the symbol index is unavailable: the database could not be opened (run `mira doctor`)".into())
+    state.index.handle().ok_or_else(|| {
+        "the symbol index is unavailable: the database could not be opened (run `mira doctor`)"
+            .into()
+    })
 }
 
 fn focus_of(cx: &SymbolContext) -> (SymbolFocus, FocusAnchor) {
@@ -98,8 +98,12 @@ pub async fn ask_symbol(state: &Arc<ServerState>, args: SymbolArgs) -> Outcome {
          calls, and what to watch out for when changing it.",
         focus.name, focus.kind, focus.path, focus.line
     );
-    let mut editor = place(state, &args.uri, Some(Range::new(args.position, args.position)))
-        .unwrap_or_default();
+    let mut editor = place(
+        state,
+        &args.uri,
+        Some(Range::new(args.position, args.position)),
+    )
+    .unwrap_or_default();
     editor.symbol = Some(focus);
     start_turn(state, question, Some(editor), Some(anchor), None)
 }
@@ -180,9 +184,11 @@ pub async fn edit(state: &Arc<ServerState>, args: EditArgs) -> Outcome {
         (None, _) => match state.last_focus() {
             Some(f) => (f.uri, Some(f.range).filter(|r| r.start != r.end)),
             None => {
-                return Err("mira.edit needs a place: select code and use the code action, or \
+                return Err(
+                    "mira.edit needs a place: select code and use the code action, or \
                      pass {instruction, uri, range}"
-                    .into());
+                        .into(),
+                );
             }
         },
     };

@@ -139,10 +139,7 @@ pub(super) fn start_turn(
     let st = state.clone();
     let id = turn.clone();
     tokio::spawn(async move {
-        if let (Some(a), Some(focus)) = (
-            anchor,
-            editor.as_mut().and_then(|e| e.symbol.as_mut()),
-        ) {
+        if let (Some(a), Some(focus)) = (anchor, editor.as_mut().and_then(|e| e.symbol.as_mut())) {
             focus.memories = super::editor::anchored_memories(&st, a.key, a.qualified)
                 .await
                 .into_iter()

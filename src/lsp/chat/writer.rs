@@ -389,7 +389,9 @@ impl Writer {
                     return;
                 }
             }
-            tracing::warn!("the transcript kept changing under Mira; the answer is in `mira history`");
+            tracing::warn!(
+                "the transcript kept changing under Mira; the answer is in `mira history`"
+            );
             return;
         }
         let end = end_position(&self.text, self.state.encoding());
