@@ -18,28 +18,6 @@ fn is_secret(key: &str) -> bool {
         .any(|w| matches!(w, "key" | "apikey" | "token" | "secret" | "password"))
 }
 
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn budgets_are_not_secrets() {
-        for k in [
-            "provider.api_key",
-            "memory.embedder.api_key",
-            "x.auth_token",
-            "db.password",
-        ] {
-            assert!(super::is_secret(k), "{k}");
-        }
-        for k in [
-            "agent.context_tokens",
-            "agent.summarize_after_tokens",
-            "keyboard.layout",
-        ] {
-            assert!(!super::is_secret(k), "{k}");
-        }
-    }
-}
-
 pub fn report(loaded: &Loaded) -> Vec<ReportLine> {
     let mut out = Vec::new();
     if let Ok(table) = Table::try_from(&loaded.config) {
@@ -113,4 +91,26 @@ pub fn unset_keys(config: &Config) -> Vec<&'static str> {
         out.push("provider.base_url");
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn budgets_are_not_secrets() {
+        for k in [
+            "provider.api_key",
+            "memory.embedder.api_key",
+            "x.auth_token",
+            "db.password",
+        ] {
+            assert!(super::is_secret(k), "{k}");
+        }
+        for k in [
+            "agent.context_tokens",
+            "agent.summarize_after_tokens",
+            "keyboard.layout",
+        ] {
+            assert!(!super::is_secret(k), "{k}");
+        }
+    }
 }

@@ -5,7 +5,7 @@
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::{Arc, Mutex, OnceLock, RwLock};
 use std::time::{Duration, Instant};
 
 use tokio::sync::mpsc;
@@ -29,6 +29,8 @@ pub struct EditorState {
     anchored: Arc<RwLock<HashSet<String>>>,
     pending_anchor: Mutex<Option<(Focus, Instant)>>,
     proposals: Mutex<Vec<(i64, PathBuf)>>,
+    /// The project's row, once known: hover reads anchors without a write transaction.
+    project: Arc<OnceLock<i64>>,
 }
 
 impl EditorState {
@@ -94,6 +96,7 @@ pub fn start(state: &Arc<ServerState>) {
     refresh_proposals(state);
     let root = session.project.root.clone();
     let name = session.project.name.clone();
+    let project = state.editor.project.clone();
     // Holds the store, not the server state: when the session ends the index stops, the
     // channel closes and this task ends.
     tokio::spawn(async move {
@@ -102,15 +105,18 @@ pub fn start(state: &Arc<ServerState>) {
         let loaded = tokio::task::spawn_blocking(move || {
             s.write(|tx| {
                 let pid = projects::ensure(tx, &r, &n)?;
-                anchors::anchored_paths(tx, pid)
+                Ok::<_, crate::memory::MemoryError>((pid, anchors::anchored_paths(tx, pid)?))
             })
         })
         .await;
         match loaded {
-            Ok(Ok(list)) => paths
-                .write()
-                .unwrap_or_else(|e| e.into_inner())
-                .extend(list),
+            Ok(Ok((pid, list))) => {
+                let _ = project.set(pid);
+                paths
+                    .write()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .extend(list);
+            }
             Ok(Err(e)) => tracing::warn!("cannot read anchored memories: {e}"),
             Err(e) => tracing::warn!("cannot read anchored memories: {e}"),
         }
@@ -226,15 +232,24 @@ pub async fn anchored_memories(
         return Vec::new();
     };
     let (root, name) = (session.project.root.clone(), session.project.name.clone());
-    tokio::task::spawn_blocking(move || {
-        store.write(|tx| {
-            let pid = projects::ensure(tx, &root, &name)?;
-            anchors::memories_for_symbol(tx, pid, &key, &qualified)
-        })
+    let known = state.editor.project.get().copied();
+    tokio::task::spawn_blocking(move || match known {
+        Some(pid) => store
+            .read(|c| {
+                anchors::memories_for_symbol(c, pid, &key, &qualified)
+                    .map_err(|e| rusqlite::Error::ToSqlConversionFailure(Box::new(e)))
+            })
+            .ok(),
+        None => store
+            .write(|tx| {
+                let pid = projects::ensure(tx, &root, &name)?;
+                anchors::memories_for_symbol(tx, pid, &key, &qualified)
+            })
+            .ok(),
     })
     .await
     .ok()
-    .and_then(|r| r.ok())
+    .flatten()
     .unwrap_or_default()
 }
 
