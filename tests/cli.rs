@@ -71,8 +71,8 @@ fn doctor_on_a_fresh_home_creates_only_the_data_dir_and_database() {
         .stdout(predicate::str::contains("integrity  ok"))
         .stdout(predicate::str::contains("store.home"))
         // Token budgets are numbers, not secrets.
-        .stdout(predicate::str::is_match(r"agent\.context_tokens\s+\d+").unwrap())
-        .stdout(predicate::str::is_match(r"agent\.summarize_after_tokens\s+\d+").unwrap())
+        .stdout(predicate::str::is_match(r"agent\.context_tokens\s+= \d+").unwrap())
+        .stdout(predicate::str::is_match(r"agent\.summarize_after_tokens\s+= \d+").unwrap())
         .stdout(predicate::str::contains("No problems found."));
     assert_eq!(
         tree(&home),
@@ -160,4 +160,30 @@ fn doctor_refuses_a_database_from_a_newer_mira() {
         .assert()
         .code(1)
         .stderr(predicate::str::contains("newer Mira").and(predicate::str::contains("schema 999")));
+}
+
+/// `mira … | head -1`: the reader is gone before Mira writes; it exits quietly (no panic).
+#[test]
+fn a_closed_stdout_ends_the_program_quietly() {
+    let tmp = tempfile::tempdir().unwrap();
+    let home = tmp.path().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_mira"))
+        .arg("doctor")
+        .env_clear()
+        .env("HOME", &home)
+        .env("MIRA_HOME", tmp.path().join("mira"))
+        .current_dir(tmp.path())
+        .stdout(writer)
+        .stderr(std::process::Stdio::piped())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !err.contains("panicked") && !err.contains("Broken pipe"),
+        "{err}"
+    );
+    assert_eq!(out.status.code(), Some(0), "{err}");
 }

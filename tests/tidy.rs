@@ -171,3 +171,17 @@ fn the_scanner_sees_grouped_and_plain_imports_and_skips_comments() {
         .collect();
     assert_eq!(found, want);
 }
+
+/// `println!` panics on a closed stdout; `main` must install the hook that turns exactly that
+/// panic into a quiet exit before anything prints (`cli::pipe`, tested in tests/cli.rs).
+#[test]
+fn the_binary_cannot_panic_on_a_closed_stdout() {
+    let main =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("src/main.rs")).unwrap();
+    let body = &main[main.find("fn main()").expect("fn main")..];
+    let first = body.lines().nth(1).map(str::trim).unwrap_or_default();
+    assert_eq!(
+        first, "cli::pipe::quiet_on_broken_pipe();",
+        "main() must install the broken-pipe hook first"
+    );
+}

@@ -4,6 +4,7 @@ mod agent;
 mod doctor;
 mod index;
 mod memory;
+pub mod pipe;
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;

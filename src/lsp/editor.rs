@@ -31,9 +31,35 @@ pub struct EditorState {
     proposals: Mutex<Vec<(i64, PathBuf)>>,
     /// The project's row, once known: hover reads anchors without a write transaction.
     project: Arc<OnceLock<i64>>,
+    /// Documents whose edits could not be read or applied: Mira's text drifted from the
+    /// editor's, so their changes are ignored until the editor opens them again.
+    out_of_sync: Mutex<HashSet<Uri>>,
 }
 
 impl EditorState {
+    /// Mark `uri` out of sync; true the first time (the user is told once).
+    pub fn mark_out_of_sync(&self, uri: &Uri) -> bool {
+        self.out_of_sync
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(uri.clone())
+    }
+
+    pub fn is_out_of_sync(&self, uri: &Uri) -> bool {
+        self.out_of_sync
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .contains(uri)
+    }
+
+    /// didOpen brings the whole text again.
+    pub fn resynced(&self, uri: &Uri) {
+        self.out_of_sync
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(uri);
+    }
+
     pub fn pending_proposals_for(&self, path: &Path) -> Vec<i64> {
         self.proposals
             .lock()
