@@ -62,12 +62,13 @@ async fn main() {
     let diag =
         json!({"range": range(2, 8, 2, 9), "message": "unused variable: `y`", "severity": 2});
     for v in 1..=ROUNDS {
-        // Type one character into the body of a function somewhere in the file.
+        // Type one character into the body of a function somewhere in the file (a digit into
+        // `y + N`, so the code stays valid as it would between most keystrokes).
         let f = (v * 7919) % (LINES / 5);
         s.notify(
             "textDocument/didChange",
             json!({"textDocument": {"uri": uri, "version": v}, "contentChanges": [
-                {"range": range(f * 5 + 3, 4, f * 5 + 3, 4), "text": "0"}
+                {"range": range(f * 5 + 3, 8, f * 5 + 3, 8), "text": "1"}
             ]}),
         )
         .await;

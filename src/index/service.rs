@@ -131,6 +131,12 @@ pub(crate) enum Request {
         enc: PositionEncoding,
         reply: oneshot::Sender<Result<SymbolContext, FocusError>>,
     },
+    NameAt {
+        uri: Uri,
+        position: Position,
+        enc: PositionEncoding,
+        reply: oneshot::Sender<Option<String>>,
+    },
     Watch(SymbolWatch),
     Loaded(Vec<db::StoredFile>),
     Updates(Vec<FileUpdate>),
@@ -514,6 +520,14 @@ impl Actor {
                 reply,
             } => {
                 let _ = reply.send(self.enclosing(&uri, range, enc));
+            }
+            Request::NameAt {
+                uri,
+                position,
+                enc,
+                reply,
+            } => {
+                let _ = reply.send(self.name_at(&uri, position, enc));
             }
             Request::Watch(w) => self.watchers.push(w),
             Request::Status { reply } => {

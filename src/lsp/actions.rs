@@ -135,11 +135,10 @@ pub async fn code_action(
     });
     let mut actions: Vec<(String, ActionData)> = Vec::new();
     if let Some(index) = state.index.handle()
-        && let Ok(defs) = index.definition(&uri, range.start, state.encoding()).await
-        && let Some(d) = defs.first()
+        && let Ok(Some(name)) = index.name_at(&uri, range.start, state.encoding()).await
     {
         actions.push((
-            format!("Ask Mira about `{}`", d.name),
+            format!("Ask Mira about `{name}`"),
             ActionData::AskSymbol {
                 uri: uri.clone(),
                 position: range.start,

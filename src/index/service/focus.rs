@@ -148,6 +148,26 @@ impl super::IndexHandle {
         .await
     }
 
+    /// The identifier at `position` when the index knows a definition for it (what the
+    /// "Ask Mira about `name`" action needs): no positions converted, nothing cloned, and the
+    /// open document's own symbols read directly instead of re-syncing the table on every
+    /// keystroke.
+    pub async fn name_at(
+        &self,
+        uri: &Uri,
+        position: Position,
+        enc: PositionEncoding,
+    ) -> Result<Option<String>, super::IndexGone> {
+        let uri = uri.clone();
+        self.ask(|reply| Request::NameAt {
+            uri,
+            position,
+            enc,
+            reply,
+        })
+        .await
+    }
+
     /// Report symbol changes in the files `watch.paths` names from now on.
     pub fn watch_symbols(&self, watch: SymbolWatch) {
         let _ = self.tx.send(Request::Watch(watch));
@@ -186,6 +206,27 @@ impl Actor {
             .next()
             .ok_or(FocusError::NotFound(name))?;
         Ok(self.context_of(hit, enc))
+    }
+
+    pub(super) fn name_at(
+        &self,
+        uri: &Uri,
+        position: Position,
+        enc: PositionEncoding,
+    ) -> Option<String> {
+        let entry = self.open.get(uri)?;
+        if position.line as usize >= entry.doc.rope.len_lines() {
+            return None;
+        }
+        let byte = position_to_byte(&entry.doc.rope, position, enc);
+        let name = super::identifier_at(&entry.doc, byte)?;
+        // Open buffers are read directly (the table syncs them lazily, on queries); the
+        // table answers for every other file.
+        let open = self
+            .open
+            .values()
+            .any(|e| e.doc.symbols.symbols.iter().any(|s| s.name == name));
+        (open || self.table.defines(&name, |key| self.is_open_key(key))).then_some(name)
     }
 
     pub(super) fn enclosing(
