@@ -578,6 +578,18 @@ async fn anchored_memories_show_on_hover_and_go_stale_when_the_code_changes() {
     }
     assert!(fresh, "the anchor did not come back");
 
+    // The memory pickers' data: memories with their anchors, and goals.
+    let listed = server
+        .request("mira/memories", json!({"limit": 10}))
+        .await
+        .unwrap();
+    assert_eq!(
+        listed["memories"][0]["anchors"][0]["anchor"]["symbol"],
+        "parse_port"
+    );
+    let goals = server.request("mira/goals", json!({})).await.unwrap();
+    assert!(goals["goals"].is_array(), "{goals}");
+
     // Bad places: a range past the end, a document not open.
     let e = command(
         &mut server,

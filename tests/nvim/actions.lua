@@ -23,10 +23,12 @@ M.run(function()
   local want, offered, chosen = nil, {}, nil
   vim.ui.select = function(items, opts, on_choice)
     offered = {}
+    local w = want
+    if type(want) == 'table' then w = table.remove(want, 1) end
     for i, it in ipairs(items) do
       local title = opts.format_item and opts.format_item(it) or tostring(it)
       table.insert(offered, title)
-      if want and title:find(want, 1, true) then
+      if w and title:find(w, 1, true) then
         chosen = title
         return on_choice(it, i)
       end
@@ -150,6 +152,15 @@ M.run(function()
   local a = recalled.memories[1].anchors[1]
   assert(a.stale_since ~= nil and a.stale_since ~= vim.NIL, 'recall: ' .. vim.inspect(recalled.memories[1]))
   assert(mira.format_memory(recalled.memories[1]):find('@util.py::parse_port (stale)', 1, true))
+
+  -- The recall picker: choose the memory, then "Open anchor" lands on the code.
+  vim.cmd('enew')
+  want, chosen = { '65535', 'Open anchor' }, nil
+  mira.recall('65535')
+  M.wait('the anchored code opened', 10000, function()
+    return vim.api.nvim_buf_get_name(0) == root .. '/util.py'
+  end)
+  assert(vim.fn.getline('.'):find('parse_port', 1, true), 'cursor not on the symbol: ' .. vim.fn.getline('.'))
 
   -- 4. :checkhealth mira
   vim.cmd('checkhealth mira')
