@@ -1,0 +1,376 @@
+//! `NAME=value`, `name: value`, `"name": "value"`, `name => 'value'` … where the name says
+//! secret. Only literal values are taken: quoted text, the value of an env-file line, or an
+//! unquoted word random enough to be a credential. Code that merely names a secret
+//! (`token_count`, `password_hash(…)`, `api_key: &Header`, `auth = request.headers[…]`) is not.
+
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+/// Text one of which every secret-looking name contains (the prefilter's keywords).
+pub(super) const KEYWORDS: &[&str] = &[
+    "token", "secret", "pass", "pw", "credential", "auth", "apikey", "api_key", "api-key",
+    "api.key", "privatekey", "private_key", "private-key", "private.key", "accesskey",
+    "access_key", "access-key", "access.key", "signingkey", "signing_key", "signing-key",
+    "encryptionkey", "encryption_key", "encryption-key", "masterkey", "master_key", "master-key",
+    "appkey", "app_key", "app-key", "accountkey", "account_key", "account-key", "sessionkey",
+    "session_key", "session-key", "sharedkey", "shared_key", "shared-key", "saskey", "sas_key",
+    "storagekey", "storage_key", "storage-key", "licensekey", "license_key", "license-key",
+    "webhookkey", "webhook_key", "webhook-key", "clientkey", "client_key", "client-key",
+    "servicekey", "service_key", "service-key", "subscriptionkey", "subscription_key",
+    "subscription-key", "consumerkey", "consumer_key", "consumer-key",
+];
+
+/// The last word of a name that makes it metadata about a secret rather than the secret.
+const METADATA: &[&str] = &[
+    "count", "counts", "num", "number", "len", "length", "size", "type", "types", "kind",
+    "name", "names", "field", "fields", "id", "ids", "hash", "hashed", "hasher", "header",
+    "headers", "env", "var", "variable", "file", "filename", "files", "path", "paths", "dir",
+    "url", "uri", "urls", "endpoint", "prefix", "suffix", "pattern", "regex", "re", "label",
+    "prompt", "message", "msg", "hint", "help", "placeholder", "mode", "policy", "format",
+    "fmt", "max", "min", "limit", "expiry", "expires", "expiration", "exp", "ttl", "timeout",
+    "provider", "class", "attr", "attribute", "param", "parameter", "location", "required",
+    "enabled", "enable", "disabled", "flag", "option", "options", "validator", "validation",
+    "error", "errors", "input", "widget", "title", "desc", "description", "icon", "store",
+    "manager", "service", "factory", "handler", "callback", "fn", "func", "function", "method",
+    "request", "response", "req", "res", "result", "index", "idx", "offset", "start", "end",
+    "pos", "position", "line", "col", "column", "list", "map", "dict", "set", "cache",
+    "source", "src", "version", "ver", "algorithm", "alg", "scheme", "strategy", "generator",
+    "encoding", "schema", "spec", "config", "settings", "template", "mask", "masked",
+    "redacted", "visible", "hidden", "cmd", "command", "arg", "args", "usage", "doc", "docs",
+    "note", "comment", "check", "valid", "invalid", "expired", "present", "exists", "missing",
+    "ref", "refs", "slot", "kinds", "mgr", "lookup", "loader", "reader", "writer", "parser",
+    "builder", "client", "is", "has", "use", "uses", "new", "old", "str", "string", "bytes",
+    "chars", "text", "value_type", "desc", "stream", "iter", "at", "in", "by", "to",
+];
+
+/// Qualifiers that make a plain `key` a credential (`api_key`, `signing_key`, …).
+const KEY_QUALIFIERS: &[&str] = &[
+    "api", "secret", "private", "access", "auth", "signing", "encryption", "master", "app",
+    "account", "session", "shared", "sas", "storage", "license", "webhook", "client", "service",
+    "subscription", "consumer",
+];
+
+const STOP_WORDS: &[&str] = &[
+    "the", "a", "an", "to", "of", "for", "is", "if", "in", "and", "or", "be", "this", "that",
+    "use", "used", "with", "from", "by", "not", "will", "your", "you", "my", "are", "as", "it",
+    "on", "enter", "please", "must", "should", "can", "new", "no",
+];
+
+/// A name, an optional closing quote or `]`, then the operator.
+static NAME_OP: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r#"(?P<name>[A-Za-z_$@][A-Za-z0-9_.\-]*)["'`]?\]?[ \t]*(?P<op>:=|=>|\?=|=|:)"#)
+        .expect("valid assignment pattern")
+});
+
+/// The kind of secret a name announces, or `None` for names that only describe one.
+pub(super) fn name_kind(name: &str) -> Option<&'static str> {
+    let words = split_words(name);
+    let last = words.last()?;
+    if METADATA.contains(&last.as_str()) {
+        return None;
+    }
+    let mut kind = None;
+    for (i, w) in words.iter().enumerate() {
+        let found = if w.ends_with("password") || w.ends_with("passwd") || w == "pass"
+            || w.ends_with("passphrase") || w.ends_with("pwd") || w == "pw"
+        {
+            Some("password")
+        } else if w.ends_with("token") {
+            Some("token")
+        } else if w.ends_with("secret") || w.ends_with("secretkey") {
+            Some("secret")
+        } else if w.ends_with("credential") || w.ends_with("credentials") {
+            Some("credential")
+        } else if w.ends_with("apikey") || w.ends_with("accesskey") || w.ends_with("authkey") {
+            Some("api-key")
+        } else if w.ends_with("privatekey") || w.ends_with("signingkey") {
+            Some("private-key")
+        } else if w == "key" && i > 0 && KEY_QUALIFIERS.contains(&words[i - 1].as_str()) {
+            Some(if words[i - 1] == "private" || words[i - 1] == "signing" {
+                "private-key"
+            } else {
+                "api-key"
+            })
+        } else if w == "auth" && i + 1 == words.len() {
+            Some("credential")
+        } else {
+            None
+        };
+        // The most specific word wins: `secret_token` is a token, `db_password` a password.
+        if found.is_some() {
+            kind = found;
+        }
+    }
+    kind
+}
+
+/// Lowercase words of an identifier: split at non-alphanumerics and camelCase humps.
+fn split_words(name: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut cur = String::new();
+    let mut prev_lower = false;
+    for c in name.chars() {
+        if !c.is_ascii_alphanumeric() {
+            if !cur.is_empty() {
+                words.push(std::mem::take(&mut cur));
+            }
+            prev_lower = false;
+            continue;
+        }
+        if c.is_ascii_uppercase() && prev_lower && !cur.is_empty() {
+            words.push(std::mem::take(&mut cur));
+        }
+        prev_lower = c.is_ascii_lowercase() || c.is_ascii_digit();
+        cur.push(c.to_ascii_lowercase());
+    }
+    if !cur.is_empty() {
+        words.push(cur);
+    }
+    words
+}
+
+/// Every literal secret assigned on `line`: (start, end, label) relative to the line.
+pub(super) fn find(line: &str, out: &mut Vec<(usize, usize, &'static str)>) {
+    for caps in NAME_OP.captures_iter(line) {
+        let name = caps.name("name").expect("group");
+        let op = caps.name("op").expect("group");
+        let Some(kind) = name_kind(name.as_str()) else {
+            continue;
+        };
+        // `a == b`, `a::b`, `a := b` vs `a :: B`: comparisons and paths are not assignments.
+        let after = &line[op.end()..];
+        if after.starts_with('=') || (op.as_str() == ":" && after.starts_with(':')) {
+            continue;
+        }
+        let env_style = op.as_str() == "=" && is_env_line(line, name.start(), op.start());
+        let yaml_style = op.as_str() == ":" && line[..name.start()].trim_start_matches([' ', '\t', '-']).is_empty();
+        if let Some((s, e)) = literal_value(line, op.end(), kind, env_style, yaml_style) {
+            out.push((s, e, kind));
+        }
+    }
+}
+
+/// `NAME=value` alone on its line (optionally after `export`/`set`): an env file or shell.
+fn is_env_line(line: &str, name_start: usize, op_start: usize) -> bool {
+    let before = line[..name_start].trim();
+    let before = before.strip_prefix("export").or_else(|| before.strip_prefix("set")).unwrap_or(before);
+    before.trim().is_empty()
+        && line[name_start..op_start]
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_')
+}
+
+/// Where the literal value after an operator lies, if it is a literal.
+fn literal_value(
+    line: &str,
+    from: usize,
+    kind: &str,
+    env_style: bool,
+    yaml_style: bool,
+) -> Option<(usize, usize)> {
+    let rest = &line[from..];
+    let skipped = rest.len() - rest.trim_start().len();
+    let start = from + skipped;
+    let rest = &line[start..];
+    // String prefixes: b"…", r"…", u'…', r#"…"#; f-strings are code.
+    let prefix = rest.bytes().take_while(|b| matches!(b, b'b' | b'r' | b'u' | b'B' | b'R' | b'U' | b'#')).count();
+    let quote = rest.as_bytes().get(prefix).copied();
+    if prefix <= 2 && matches!(quote, Some(b'"' | b'\'' | b'`')) {
+        let q = quote.expect("checked");
+        let inner_start = start + prefix + 1;
+        let inner_len = closing_quote(&line[inner_start..], q)?;
+        let value = &line[inner_start..inner_start + inner_len];
+        return quoted_is_literal(value, kind).then_some((inner_start, inner_start + inner_len));
+    }
+    let end = rest.find(|c: char| c.is_whitespace() || matches!(c, ',' | ';' | ')' | '}' | '"' | '\'' | '`' | '<')).unwrap_or(rest.len());
+    let token = &rest[..end];
+    if token.is_empty() || is_placeholder(token) || is_code_start(token) {
+        return None;
+    }
+    if env_style {
+        return env_value_is_literal(token).then_some((start, start + end));
+    }
+    if yaml_style && kind == "password" {
+        let value = rest.split(" #").next().unwrap_or(rest).trim_end();
+        if value.len() > end && is_passphrase(value) {
+            return Some((start, start + value.len()));
+        }
+    }
+    looks_random(token).then_some((start, start + end))
+}
+
+/// Length of a quoted string's content up to its closing quote on this line.
+fn closing_quote(s: &str, q: u8) -> Option<usize> {
+    let b = s.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'\\' => i += 2,
+            c if c == q => return Some(i),
+            _ => i += 1,
+        }
+    }
+    None
+}
+
+fn quoted_is_literal(value: &str, kind: &str) -> bool {
+    let trimmed = value.trim();
+    if trimmed.len() < 3 || is_placeholder(trimmed) || value.contains('{') && value.contains('}') {
+        return false;
+    }
+    let lower = trimmed.to_ascii_lowercase();
+    if matches!(lower.as_str(), "true" | "false" | "none" | "null" | "nil" | "undefined" | "string" | "required" | "optional" | "hidden" | "text" | "bearer" | "basic") {
+        return false;
+    }
+    // An env var's name, a header name, or words that describe a secret.
+    if is_env_name(trimmed) || describes_secret(trimmed, kind) {
+        return false;
+    }
+    if trimmed.contains("://") && !trimmed.contains('@') || looks_like_path(trimmed) {
+        return false;
+    }
+    if trimmed.contains(' ') && is_prose(trimmed) {
+        return false;
+    }
+    true
+}
+
+/// `OPENAI_API_KEY`, `GITHUB_TOKEN`: the name of a variable holding the secret.
+fn is_env_name(v: &str) -> bool {
+    v.len() >= 3
+        && v.bytes().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_')
+        && (v.contains('_') || name_kind(v).is_some())
+}
+
+/// Letters, spaces and dashes that mention a secret: `X-Auth-Token`, `Your password`.
+fn describes_secret(v: &str, kind: &str) -> bool {
+    if !v.bytes().all(|b| b.is_ascii_alphabetic() || matches!(b, b' ' | b'-' | b'_' | b'.' | b':')) {
+        return false;
+    }
+    let lower = v.to_ascii_lowercase();
+    ["password", "passwd", "token", "secret", "key", "credential", "auth", "pass"]
+        .iter()
+        .any(|w| lower.contains(w))
+        || (kind == "api-key" && lower.contains("api"))
+}
+
+fn is_prose(v: &str) -> bool {
+    let words: Vec<&str> = v.split_whitespace().collect();
+    words.len() > 6
+        || v.ends_with(['.', '?', '!', ':'])
+        || words.iter().any(|w| STOP_WORDS.contains(&w.to_ascii_lowercase().as_str()))
+}
+
+fn looks_like_path(v: &str) -> bool {
+    (v.starts_with('/') || v.starts_with("./") || v.starts_with("../") || v.starts_with("~/"))
+        && v[1..].contains('/')
+        && !v.contains(' ')
+}
+
+/// Template holes, masks and references that stand for a secret without being one.
+pub(super) fn is_placeholder(v: &str) -> bool {
+    if v.starts_with("[REDACTED") || v.contains("${") || v.contains("{{") || v.contains("#{") || v.contains("%(") || v.starts_with('$') || v.starts_with('%') {
+        return true;
+    }
+    if v.starts_with('<') && v.ends_with('>') {
+        return true;
+    }
+    let lower = v.to_ascii_lowercase();
+    if v.len() >= 3 && lower.bytes().all(|b| matches!(b, b'*' | b'x' | b'.' | b'#' | b'-' | b'_' | b'?')) {
+        return true;
+    }
+    matches!(lower.as_str(), "password" | "passwd" | "pass" | "pwd" | "secret" | "token" | "pw" | "your_password" | "yourpassword" | "your-password")
+}
+
+/// The value cannot be a literal: a call, reference, index, type or expression starts here.
+fn is_code_start(token: &str) -> bool {
+    token.starts_with(['(', '[', '{', '&', '*', '@', '!', '|', '\\', '=', '>', '<', '?', ':'])
+        || token.contains(['(', '[', '{'])
+        || token.starts_with("self.")
+        || token.starts_with("this.")
+}
+
+/// An env-file value is literal text unless it is a flag, a number or empty-ish.
+fn env_value_is_literal(v: &str) -> bool {
+    let lower = v.to_ascii_lowercase();
+    v.len() >= 3
+        && !matches!(lower.as_str(), "true" | "false" | "yes" | "no" | "on" | "off" | "null" | "none" | "nil")
+        && !v.bytes().all(|b| b.is_ascii_digit())
+        && !is_env_name(v)
+        && !looks_like_path(v)
+}
+
+/// An unquoted YAML value of two to six plain words: a passphrase, not a sentence.
+fn is_passphrase(v: &str) -> bool {
+    let words: Vec<&str> = v.split_whitespace().collect();
+    (2..=6).contains(&words.len())
+        && !is_prose(v)
+        && !v.ends_with([',', ';', '{', '(', '|', '>'])
+        && words.iter().all(|w| w.bytes().all(|b| b.is_ascii_alphanumeric() || b"!#%^&*+-_.@~".contains(&b)))
+        && !words.iter().any(|w| w.bytes().next().is_some_and(|b| b.is_ascii_uppercase()))
+}
+
+/// Random enough to be a credential rather than an identifier, a word or a type.
+pub(super) fn looks_random(v: &str) -> bool {
+    if v.len() < 8 || !v.bytes().all(|b| b.is_ascii_alphanumeric() || b"+/=_-.~!@#%^*?:".contains(&b)) {
+        return false;
+    }
+    let digits = v.bytes().filter(|b| b.is_ascii_digit()).count();
+    let upper = v.bytes().filter(|b| b.is_ascii_uppercase()).count();
+    let lower = v.bytes().filter(|b| b.is_ascii_lowercase()).count();
+    let letters = upper + lower;
+    if letters == 0 || (digits == 0 && (v.len() < 20 || upper == 0 || lower == 0)) {
+        return false;
+    }
+    // Identifiers and dotted paths with a digit or two (`utf8_decode`, `os.path2`) are code.
+    let identifier = v.split(['.', ':']).all(|seg| {
+        seg.bytes().next().is_some_and(|b| b.is_ascii_alphabetic() || b == b'_')
+            && seg.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+    });
+    if identifier && digits <= 2 && v.len() < 24 {
+        return false;
+    }
+    shannon_entropy(v) >= (3.0f64).min((v.len() as f64).log2() * 0.85)
+}
+
+fn shannon_entropy(v: &str) -> f64 {
+    let mut counts = [0u32; 256];
+    for b in v.bytes() {
+        counts[b as usize] += 1;
+    }
+    let n = v.len() as f64;
+    counts
+        .iter()
+        .filter(|&&c| c > 0)
+        .map(|&c| {
+            let p = c as f64 / n;
+            -p * p.log2()
+        })
+        .sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_that_say_secret() {
+        for n in ["GITLAB_TOKEN", "db_password", "apiKey", "x-api-key", "client_secret", "AWS_SECRET_ACCESS_KEY", "PGPASSWORD", "secret_key_base", "auth", "signing_key", "passphrase"] {
+            assert!(name_kind(n).is_some(), "{n}");
+        }
+        for n in ["token_count", "password_hash", "tokenizer", "keyboard", "monkey", "TOKEN_TYPE", "secret_name", "api_key_env", "author", "passes", "key"] {
+            assert_eq!(name_kind(n), None, "{n}");
+        }
+    }
+
+    #[test]
+    fn random_tokens_and_code() {
+        for v in ["hunter2hunter2x9", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "a8f5f167f44f4964e6c998dee827110c"] {
+            assert!(looks_random(v), "{v}");
+        }
+        for v in ["String", "self.token", "request.headers", "utf8_decode", "Option", "access_token_value", "os.environ"] {
+            assert!(!looks_random(v), "{v}");
+        }
+    }
+}
