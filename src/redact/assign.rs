@@ -65,7 +65,15 @@ static NAME_OP: LazyLock<Regex> = LazyLock::new(|| {
 
 /// The kind of secret a name announces, or `None` for names that only describe one.
 pub(super) fn name_kind(name: &str) -> Option<&'static str> {
-    let words = split_words(name);
+    // `config.password` names a password, `tokenData.permissions` does not: the last segment
+    // decides, with the one before it only to qualify a bare `key` (`api.key`).
+    let mut segments = name.rsplit('.');
+    let mut words = split_words(segments.next().unwrap_or(name));
+    if words.len() == 1 && words[0] == "key" {
+        if let Some(q) = segments.next().and_then(|s| split_words(s).pop()) {
+            words.insert(0, q);
+        }
+    }
     let last = words.last()?;
     if METADATA.contains(&last.as_str()) {
         return None;
@@ -155,10 +163,11 @@ pub(super) fn find(line: &str, out: &mut Vec<(usize, usize, &'static str)>) {
 fn is_env_line(line: &str, name_start: usize, op_start: usize) -> bool {
     let before = line[..name_start].trim();
     let before = before.strip_prefix("export").or_else(|| before.strip_prefix("set")).unwrap_or(before);
+    // Java properties (`spring.datasource.password=…`) have the same shape.
     before.trim().is_empty()
         && line[name_start..op_start]
             .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'_')
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-'))
 }
 
 /// Where the literal value after an operator lies, if it is a literal.
@@ -265,7 +274,7 @@ fn is_prose(v: &str) -> bool {
 fn looks_like_path(v: &str) -> bool {
     (v.starts_with('/') || v.starts_with("./") || v.starts_with("../") || v.starts_with("~/"))
         && v[1..].contains('/')
-        && !v.contains(' ')
+        && v.bytes().all(|b| b.is_ascii_alphanumeric() || b"_.-~/".contains(&b))
 }
 
 /// Template holes, masks and references that stand for a secret without being one.
@@ -285,7 +294,7 @@ pub(super) fn is_placeholder(v: &str) -> bool {
 
 /// The value cannot be a literal: a call, reference, index, type or expression starts here.
 fn is_code_start(token: &str) -> bool {
-    token.starts_with(['(', '[', '{', '&', '*', '@', '!', '|', '\\', '=', '>', '<', '?', ':'])
+    token.starts_with(['(', '[', '{', '&', '|', '\\', '=', '>', '<', ':'])
         || token.contains(['(', '[', '{'])
         || token.starts_with("self.")
         || token.starts_with("this.")
@@ -328,7 +337,7 @@ pub(super) fn looks_random(v: &str) -> bool {
         seg.bytes().next().is_some_and(|b| b.is_ascii_alphabetic() || b == b'_')
             && seg.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
     });
-    if identifier && digits <= 2 && v.len() < 24 {
+    if identifier && digits <= 2 && upper * 3 < letters {
         return false;
     }
     shannon_entropy(v) >= (3.0f64).min((v.len() as f64).log2() * 0.85)

@@ -219,7 +219,7 @@ pub(super) static RULES: &[Rule] = &[
     named(
         "password",
         &["://"],
-        r#"\b[A-Za-z][A-Za-z0-9+.\-]{1,20}://[^\s:/?#@"'<>\[\]]+:(?P<s>[^\s/?#@"'<>]+)@"#,
+        r#"\b[A-Za-z][A-Za-z0-9+.\-]{1,20}://[^\s:/?#@"'<>\[\]]+:(?P<s>[^\s/@"'<>]+)@"#,
     ),
     Rule {
         label: "private-key",
