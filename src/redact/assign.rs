@@ -57,9 +57,10 @@ const STOP_WORDS: &[&str] = &[
     "on", "enter", "please", "must", "should", "can", "new", "no",
 ];
 
-/// A name, an optional closing quote or `]`, then the operator.
+/// A name, an optional closing quote or `]`, then the operator. No capture groups: a plain
+/// search is several times faster, and the parts are easy to take apart by hand.
 static NAME_OP: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r#"(?P<name>[A-Za-z_$@][A-Za-z0-9_.\-]*)["'`]?\]?[ \t]*(?P<op>:=|=>|\?=|=|:)"#)
+    Regex::new(r#"[A-Za-z_$@][A-Za-z0-9_.\-]*["'`]?\]?[ \t]*(?::=|=>|\?=|=|:)"#)
         .expect("valid assignment pattern")
 });
 
@@ -140,20 +141,25 @@ fn split_words(name: &str) -> Vec<String> {
 
 /// Every literal secret assigned on `line`: (start, end, label) relative to the line.
 pub(super) fn find(line: &str, out: &mut Vec<(usize, usize, &'static str)>) {
-    for caps in NAME_OP.captures_iter(line) {
-        let name = caps.name("name").expect("group");
-        let op = caps.name("op").expect("group");
-        let Some(kind) = name_kind(name.as_str()) else {
+    for m in NAME_OP.find_iter(line) {
+        let text = m.as_str();
+        let name_len = text
+            .find(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-' | '$' | '@')))
+            .unwrap_or(text.len());
+        let op_len = if text.ends_with(":=") || text.ends_with("=>") || text.ends_with("?=") { 2 } else { 1 };
+        let (name_start, op_start, op_end) = (m.start(), m.end() - op_len, m.end());
+        let Some(kind) = name_kind(&line[name_start..name_start + name_len]) else {
             continue;
         };
+        let op = &line[op_start..op_end];
         // `a == b`, `a::b`, `a := b` vs `a :: B`: comparisons and paths are not assignments.
-        let after = &line[op.end()..];
-        if after.starts_with('=') || (op.as_str() == ":" && after.starts_with(':')) {
+        let after = &line[op_end..];
+        if after.starts_with('=') || (op == ":" && after.starts_with(':')) {
             continue;
         }
-        let env_style = op.as_str() == "=" && is_env_line(line, name.start(), op.start());
-        let yaml_style = op.as_str() == ":" && line[..name.start()].trim_start_matches([' ', '\t', '-']).is_empty();
-        if let Some((s, e)) = literal_value(line, op.end(), kind, env_style, yaml_style) {
+        let env_style = op == "=" && is_env_line(line, name_start, op_start);
+        let yaml_style = op == ":" && line[..name_start].trim_start_matches([' ', '\t', '-']).is_empty();
+        if let Some((s, e)) = literal_value(line, op_end, kind, env_style, yaml_style) {
             out.push((s, e, kind));
         }
     }

@@ -5,8 +5,10 @@
 /// How far to look for the END line: real keys are a few KB.
 const MAX_BLOCK: usize = 64 * 1024;
 
-/// The key material of the PEM block whose `-----BEGIN` starts at `at`.
-pub(super) fn pem_block(text: &str, at: usize) -> Option<(usize, usize)> {
+/// The key material of the PEM block whose `-----BEGIN` is found at or just after `from`
+/// (the prefilter's keyword match, which may be a keyword that runs into the marker).
+pub(super) fn pem_block(text: &str, from: usize) -> Option<(usize, usize)> {
+    let at = marker_near(text, from, "-----BEGIN")?;
     let rest = &text[at..];
     let header_len = rest["-----BEGIN".len()..].get(..60).unwrap_or(&rest["-----BEGIN".len()..]).find("-----")?;
     let header = &rest["-----BEGIN".len().."-----BEGIN".len() + header_len];
@@ -26,8 +28,9 @@ pub(super) fn pem_block(text: &str, at: usize) -> Option<(usize, usize)> {
     is_key_material(&text[s..e], min_b64).then_some((s, e))
 }
 
-/// The `Private-Lines: N` lines of a PuTTY key file whose header is at `at`.
-pub(super) fn putty_private_lines(text: &str, at: usize) -> Option<(usize, usize)> {
+/// The `Private-Lines: N` lines of a PuTTY key file whose header is at or just after `from`.
+pub(super) fn putty_private_lines(text: &str, from: usize) -> Option<(usize, usize)> {
+    let at = marker_near(text, from, "Private-Lines:")?;
     let line_end = text[at..].find('\n').map_or(text.len(), |i| at + i);
     let n: usize = text[at + "Private-Lines:".len()..line_end].trim().parse().ok()?;
     let start = (line_end + 1).min(text.len());
@@ -90,4 +93,10 @@ fn floor_char_boundary(s: &str, mut i: usize) -> usize {
         i -= 1;
     }
     i
+}
+
+/// Where `marker` starts, if it does within a keyword's length of `from`.
+fn marker_near(text: &str, from: usize, marker: &str) -> Option<usize> {
+    let end = floor_char_boundary(text, from + 32 + marker.len());
+    text[from..end].find(marker).map(|i| from + i)
 }

@@ -16,7 +16,7 @@ mod rules;
 use std::borrow::Cow;
 use std::sync::LazyLock;
 
-use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
+use aho_corasick::{AhoCorasick, AhoCorasickBuilder, AhoCorasickKind, MatchKind};
 use regex::Regex;
 
 use rules::{Detect, RULES, Rule};
@@ -108,8 +108,7 @@ struct Engine {
     rules: Vec<Compiled>,
     /// Case-sensitive keywords (provider prefixes) and case-folded ones (names), with the
     /// rules each keyword may start.
-    exact: (AhoCorasick, Vec<RuleSet>),
-    folded: (AhoCorasick, Vec<RuleSet>),
+    keywords: (AhoCorasick, Vec<RuleSet>),
 }
 
 static ENGINE: LazyLock<Engine> = LazyLock::new(Engine::new);
@@ -132,14 +131,13 @@ impl Engine {
                 Compiled { rule, re, group }
             })
             .collect();
-        Engine { rules, exact: automaton(false), folded: automaton(true) }
+        Engine { rules, keywords: automaton() }
     }
 
     fn scan(&self, text: &str, spans: &mut Vec<Span>) {
         let mut lines = Vec::new();
-        for (ac, sets) in [&self.exact, &self.folded] {
-            self.candidate_lines(text, ac, sets, &mut lines, spans);
-        }
+        let (ac, sets) = &self.keywords;
+        self.candidate_lines(text, ac, sets, &mut lines, spans);
         lines.sort_unstable_by_key(|l: &(usize, usize, RuleSet)| l.0);
         let mut i = 0;
         while i < lines.len() {
@@ -164,7 +162,7 @@ impl Engine {
         spans: &mut Vec<Span>,
     ) {
         let mut current: Option<(usize, usize, RuleSet)> = None;
-        for m in ac.find_overlapping_iter(text) {
+        for m in ac.find_iter(text) {
             let mut set = sets[m.pattern().as_usize()];
             for bit in bits(set) {
                 let c = &self.rules[bit];
@@ -239,12 +237,12 @@ impl Engine {
 }
 
 /// One automaton over the keywords of every rule with this case sensitivity.
-fn automaton(fold_case: bool) -> (AhoCorasick, Vec<RuleSet>) {
+fn automaton() -> (AhoCorasick, Vec<RuleSet>) {
     let mut keywords: Vec<String> = Vec::new();
     let mut sets: Vec<RuleSet> = Vec::new();
-    for (bit, rule) in RULES.iter().enumerate().filter(|(_, r)| r.fold_case == fold_case) {
+    for (bit, rule) in RULES.iter().enumerate() {
         for k in rule.keywords {
-            let k = if fold_case { k.to_ascii_lowercase() } else { (*k).to_string() };
+            let k = k.to_ascii_lowercase();
             match keywords.iter().position(|x| *x == k) {
                 Some(i) => sets[i] |= 1 << bit,
                 None => {
@@ -254,12 +252,56 @@ fn automaton(fold_case: bool) -> (AhoCorasick, Vec<RuleSet>) {
             }
         }
     }
+    // The search is leftmost, non-overlapping (far faster than overlapping): a keyword can then
+    // hide another that starts inside it, so each keyword also starts the rules of every
+    // keyword it contains or runs into. Rules anchored at a word boundary (`\b` + prefix)
+    // cannot match where the hidden keyword starts right after a word character.
+    let anchored: RuleSet = RULES
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| matches!(r.detect, Detect::Regex(p) | Detect::RandomRegex(p) if p.starts_with(r"\b")))
+        .fold(0, |set, (bit, _)| set | 1 << bit);
+    let widened = (0..keywords.len())
+        .map(|i| {
+            (0..keywords.len()).fold(sets[i], |set, j| match hidden(&keywords[i], &keywords[j]) {
+                Hidden::No => set,
+                Hidden::AfterWordChar => set | (sets[j] & !anchored),
+                Hidden::Yes => set | sets[j],
+            })
+        })
+        .collect();
     let ac = AhoCorasickBuilder::new()
-        .ascii_case_insensitive(fold_case)
-        .match_kind(MatchKind::Standard)
+        .ascii_case_insensitive(true)
+        .match_kind(MatchKind::LeftmostFirst)
+        .kind(Some(AhoCorasickKind::DFA))
+        // Many short keywords: a prefilter would fire constantly and only slow the DFA down.
+        .prefilter(false)
         .build(&keywords)
         .expect("valid redaction keywords");
-    (ac, sets)
+    (ac, widened)
+}
+
+enum Hidden {
+    No,
+    AfterWordChar,
+    Yes,
+}
+
+/// Whether a match of `a` can hide `b`: `b` lies inside `a`, or starts inside it (at its
+/// first byte too: `sk` is reported where `sk.eyJ` also starts) and runs on.
+fn hidden(a: &str, b: &str) -> Hidden {
+    if a.contains(b) || b.starts_with(a) {
+        return Hidden::Yes;
+    }
+    let word = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
+    let mut found = Hidden::No;
+    for i in (1..a.len()).filter(|&i| b.starts_with(&a[i..])) {
+        if !(word(a.as_bytes()[i - 1]) && word(a.as_bytes()[i])) {
+            return Hidden::Yes;
+        }
+        found = Hidden::AfterWordChar;
+    }
+    found
 }
 
 fn bits(mut set: RuleSet) -> impl Iterator<Item = usize> {

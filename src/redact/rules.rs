@@ -22,9 +22,8 @@ pub(super) enum Detect {
 
 pub(super) struct Rule {
     pub label: &'static str,
-    /// Literal text every match contains; matched case-sensitively unless `fold_case`.
+    /// Literal text every match contains (matched ignoring ASCII case).
     pub keywords: &'static [&'static str],
-    pub fold_case: bool,
     pub detect: Detect,
     /// Which label wins where two matches overlap (the more specific rule is higher).
     pub priority: u8,
@@ -35,7 +34,7 @@ const fn provider(
     keywords: &'static [&'static str],
     re: &'static str,
 ) -> Rule {
-    Rule { label, keywords, fold_case: false, detect: Detect::Regex(re), priority: 3 }
+    Rule { label, keywords, detect: Detect::Regex(re), priority: 3 }
 }
 
 const fn named(
@@ -43,7 +42,7 @@ const fn named(
     keywords: &'static [&'static str],
     re: &'static str,
 ) -> Rule {
-    Rule { label, keywords, fold_case: true, detect: Detect::Regex(re), priority: 2 }
+    Rule { label, keywords, detect: Detect::Regex(re), priority: 2 }
 }
 
 pub(super) static RULES: &[Rule] = &[
@@ -74,12 +73,12 @@ pub(super) static RULES: &[Rule] = &[
     named(
         "azure-storage-key",
         &["accountkey=", "sharedaccesskey="],
-        r"(?i)\b(?:AccountKey|SharedAccessKey)=(?P<s>[A-Za-z0-9+/]{20,}={0,2})",
+        r"\b(?i:AccountKey|SharedAccessKey)=(?P<s>[A-Za-z0-9+/]{20,}={0,2})",
     ),
     named(
         "azure-sas-signature",
         &["sig="],
-        r"[?&;]sig=(?P<s>[A-Za-z0-9%+/=]{30,})",
+        r"\bsig=(?P<s>[A-Za-z0-9%+/=]{30,})",
     ),
     provider(
         "digitalocean-token",
@@ -183,7 +182,7 @@ pub(super) static RULES: &[Rule] = &[
     named(
         "slack-webhook",
         &["hooks.slack.com"],
-        r"(?i)hooks\.slack\.com/(?:services|workflows|triggers)/(?P<s>[A-Za-z0-9+/_\-]{20,})",
+        r"\b(?i:hooks\.slack\.com)/(?:services|workflows|triggers)/(?P<s>[A-Za-z0-9+/_\-]{20,})",
     ),
     provider("notion-token", &["ntn_", "secret_"], r"\b(?:ntn_[0-9]{11}[A-Za-z0-9]{35}|secret_[A-Za-z0-9]{43})\b"),
     provider("facebook-token", &["EAA"], r"\bEAA[A-Za-z0-9]{90,}"),
@@ -197,13 +196,12 @@ pub(super) static RULES: &[Rule] = &[
     named(
         "authorization",
         &["authorization"],
-        r#"(?i)\b(?:proxy-)?authorization["']?\s*(?:=>|[:=])\s*["']?(?:bearer|basic|token|digest|apikey|sso-key|dpop|negotiate)\s+(?P<s>[A-Za-z0-9._~+/=\-]{8,})"#,
+        r#"\b(?i)(?:proxy-)?authorization["']?\s*(?:=>|[:=])\s*["']?(?:bearer|basic|token|digest|apikey|sso-key|dpop|negotiate)\s+(?P<s>[A-Za-z0-9._~+/=\-]{8,})"#,
     ),
     Rule {
         label: "bearer-token",
         keywords: &["bearer"],
-        fold_case: true,
-        detect: Detect::RandomRegex(r"(?i)\bbearer\s+(?P<s>[A-Za-z0-9._~+/\-]{20,}=*)"),
+        detect: Detect::RandomRegex(r"\b(?i)bearer\s+(?P<s>[A-Za-z0-9._~+/\-]{20,}=*)"),
         priority: 1,
     },
     named(
@@ -224,21 +222,18 @@ pub(super) static RULES: &[Rule] = &[
     Rule {
         label: "private-key",
         keywords: &["-----BEGIN"],
-        fold_case: false,
         detect: Detect::PemBlock,
         priority: 3,
     },
     Rule {
         label: "private-key",
         keywords: &["Private-Lines:"],
-        fold_case: false,
         detect: Detect::PuttyPrivateLines,
         priority: 3,
     },
     Rule {
         label: "secret",
         keywords: super::assign::KEYWORDS,
-        fold_case: true,
         detect: Detect::Assignment,
         priority: 0,
     },

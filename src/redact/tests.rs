@@ -60,3 +60,48 @@ fn multibyte_text_around_secrets_is_kept() {
     let text = "日本語 token=\"Zx8Qw3Er5Ty7Ui9Op1As\" ✓\n";
     assert_eq!(redact(text), "日本語 token=\"[REDACTED:token]\" ✓\n");
 }
+
+/// Every rule on every line, without the prefilter: what the prefilter must never change.
+fn reference(text: &str) -> Vec<(usize, usize)> {
+    let mut spans = Vec::new();
+    let mut offset = 0;
+    for line in text.split('\n') {
+        let all = (0..RULES.len()).fold(0, |set: RuleSet, bit| set | 1 << bit);
+        ENGINE.scan_line(line, offset, all, &mut spans);
+        offset += line.len() + 1;
+    }
+    let mut out: Vec<_> = spans.iter().map(|s| (s.start, s.end)).collect();
+    out.extend(text.match_indices("-----BEGIN").filter_map(|(at, _)| keys::pem_block(text, at)));
+    out.extend(text.match_indices("Private-Lines:").filter_map(|(at, _)| keys::putty_private_lines(text, at)));
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
+fn filtered(text: &str) -> Vec<(usize, usize)> {
+    let mut spans = Vec::new();
+    ENGINE.scan(text, &mut spans);
+    let mut out: Vec<_> = spans.iter().map(|s| (s.start, s.end)).collect();
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
+#[test]
+fn the_keyword_prefilter_finds_what_every_rule_on_every_line_finds() {
+    let fixture = include_str!("../../tests/fixtures/redact/secrets.txt").replace("{{", "").replace("}}", "");
+    let lines: Vec<&str> = fixture.lines().filter(|l| !l.starts_with('#') && !l.is_empty()).collect();
+    let keywords: Vec<&str> = RULES.iter().flat_map(|r| r.keywords.iter().copied()).collect();
+    // Glue every keyword in front of the secrets, so keywords run into each other.
+    for (i, line) in lines.iter().enumerate() {
+        for text in [line.to_string(), format!("{}{line}", keywords[i % keywords.len()]), format!("x{}{line}", keywords[(i * 7) % keywords.len()])] {
+            assert_eq!(filtered(&text), reference(&text), "{text}");
+        }
+    }
+    for k in &keywords {
+        for line in lines.iter().step_by(9) {
+            let text = format!("{k}{line}");
+            assert_eq!(filtered(&text), reference(&text), "{text}");
+        }
+    }
+}
