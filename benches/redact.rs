@@ -20,7 +20,12 @@ fn main() {
             .collect();
         files.sort();
         for f in files {
-            code.extend(std::fs::read_to_string(f).unwrap().lines().map(str::to_owned));
+            code.extend(
+                std::fs::read_to_string(f)
+                    .unwrap()
+                    .lines()
+                    .map(str::to_owned),
+            );
         }
     }
     let secrets: Vec<String> = std::fs::read_to_string(dir.join("secrets.txt"))
@@ -70,7 +75,10 @@ fn main() {
         let mut cpu: Vec<Duration> = cpu.into_iter().flatten().collect();
         if cpu.len() == wall.len() {
             cpu.sort();
-            print!("; on-CPU median {:.0} MB/s", mb / cpu[cpu.len() / 2].as_secs_f64());
+            print!(
+                "; on-CPU median {:.0} MB/s",
+                mb / cpu[cpu.len() / 2].as_secs_f64()
+            );
         }
         println!();
     }
@@ -80,5 +88,7 @@ fn main() {
 /// the figure; `None` elsewhere.
 fn on_cpu() -> Option<Duration> {
     let s = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
-    Some(Duration::from_nanos(s.split_whitespace().next()?.parse().ok()?))
+    Some(Duration::from_nanos(
+        s.split_whitespace().next()?.parse().ok()?,
+    ))
 }

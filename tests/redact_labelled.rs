@@ -29,7 +29,10 @@ fn unmark(marked: &str) -> (String, Vec<String>) {
 fn leaked<'a>(out: &str, secret: &'a str) -> Option<&'a str> {
     let mut pieces = vec![secret];
     pieces.extend(secret.split(['\n']).flat_map(|l| l.split("\\n")));
-    let mid = secret.char_indices().nth(secret.chars().count() / 2).map_or(0, |(i, _)| i);
+    let mid = secret
+        .char_indices()
+        .nth(secret.chars().count() / 2)
+        .map_or(0, |(i, _)| i);
     pieces.extend([&secret[..mid], &secret[mid..]]);
     pieces
         .into_iter()
@@ -52,13 +55,19 @@ impl Score {
         if leak.is_none() && out.contains("[REDACTED:") {
             self.redacted += 1;
         } else {
-            self.misses.entry(shape.to_string()).or_default().push(format!("{input:?} -> {out:?}"));
+            self.misses
+                .entry(shape.to_string())
+                .or_default()
+                .push(format!("{input:?} -> {out:?}"));
         }
     }
 }
 
 fn clean_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    let mut entries: Vec<_> = std::fs::read_dir(dir).expect("clean fixtures").map(|e| e.unwrap().path()).collect();
+    let mut entries: Vec<_> = std::fs::read_dir(dir)
+        .expect("clean fixtures")
+        .map(|e| e.unwrap().path())
+        .collect();
     entries.sort();
     for p in entries {
         if p.is_dir() {
@@ -71,7 +80,11 @@ fn clean_files(dir: &Path, out: &mut Vec<PathBuf>) {
 
 #[test]
 fn labelled_set_recall_and_clean_change_rate() {
-    let mut score = Score { total: 0, redacted: 0, misses: BTreeMap::new() };
+    let mut score = Score {
+        total: 0,
+        redacted: 0,
+        misses: BTreeMap::new(),
+    };
     let mut shapes = std::collections::BTreeSet::new();
     let secrets = std::fs::read_to_string(fixtures().join("secrets.txt")).expect("secrets.txt");
     let mut shape = String::new();
@@ -84,10 +97,16 @@ fn labelled_set_recall_and_clean_change_rate() {
         }
     }
     let line_samples = score.total;
-    let mut keys: Vec<_> = std::fs::read_dir(fixtures().join("private_keys")).unwrap().map(|e| e.unwrap().path()).collect();
+    let mut keys: Vec<_> = std::fs::read_dir(fixtures().join("private_keys"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
     keys.sort();
     for path in &keys {
-        let shape = format!("private-key/{}", path.file_name().unwrap().to_string_lossy());
+        let shape = format!(
+            "private-key/{}",
+            path.file_name().unwrap().to_string_lossy()
+        );
         shapes.insert(shape.clone());
         score.check(&shape, &std::fs::read_to_string(path).unwrap());
     }
@@ -103,7 +122,10 @@ fn labelled_set_recall_and_clean_change_rate() {
             clean_lines += 1;
             let out = redact(line);
             if out != line {
-                changed.push(format!("{}: {line:?} -> {out:?}", path.file_name().unwrap().to_string_lossy()));
+                changed.push(format!(
+                    "{}: {line:?} -> {out:?}",
+                    path.file_name().unwrap().to_string_lossy()
+                ));
             }
         }
     }
@@ -136,10 +158,25 @@ fn labelled_set_recall_and_clean_change_rate() {
     for c in &changed {
         println!("changed {c}");
     }
-    assert!(line_samples >= 200 && shapes.len() >= 30, "the set shrank: {line_samples} lines, {} shapes", shapes.len());
-    assert!(clean_lines >= 2000 && languages.len() >= 3, "the clean set shrank: {clean_lines} lines");
-    assert!(recall >= 0.98, "secret recall {:.2}% is under 98%", recall * 100.0);
-    assert!(change_rate <= 0.005, "{:.3}% of clean lines changed (limit 0.5%)", change_rate * 100.0);
+    assert!(
+        line_samples >= 200 && shapes.len() >= 30,
+        "the set shrank: {line_samples} lines, {} shapes",
+        shapes.len()
+    );
+    assert!(
+        clean_lines >= 2000 && languages.len() >= 3,
+        "the clean set shrank: {clean_lines} lines"
+    );
+    assert!(
+        recall >= 0.98,
+        "secret recall {:.2}% is under 98%",
+        recall * 100.0
+    );
+    assert!(
+        change_rate <= 0.005,
+        "{:.3}% of clean lines changed (limit 0.5%)",
+        change_rate * 100.0
+    );
 }
 
 /// The lines from issue 14 that leaked or were mangled, with exactly what must come out.
@@ -147,9 +184,18 @@ fn labelled_set_recall_and_clean_change_rate() {
 fn the_issues_own_examples() {
     let table: &[(&str, &str)] = &[
         // The `.env` a new user had: five of these seven reached the provider.
-        ("GITLAB_TOKEN=glpat-Xr4nd0mFakeT0ken1234", "GITLAB_TOKEN=[REDACTED:gitlab-token]"),
-        ("NPM_TOKEN=npm_Fak3T0kenAbCdEfGhIjKlMnOpQrStUvWxYz1", "NPM_TOKEN=[REDACTED:npm-token]"),
-        ("HF_TOKEN=hf_FakeTokenAbCdEfGhIjKlMnOpQrStUvWxYz", "HF_TOKEN=[REDACTED:huggingface-token]"),
+        (
+            "GITLAB_TOKEN=glpat-Xr4nd0mFakeT0ken1234",
+            "GITLAB_TOKEN=[REDACTED:gitlab-token]",
+        ),
+        (
+            "NPM_TOKEN=npm_Fak3T0kenAbCdEfGhIjKlMnOpQrStUvWxYz1",
+            "NPM_TOKEN=[REDACTED:npm-token]",
+        ),
+        (
+            "HF_TOKEN=hf_FakeTokenAbCdEfGhIjKlMnOpQrStUvWxYz",
+            "HF_TOKEN=[REDACTED:huggingface-token]",
+        ),
         (
             "DATABASE_URL=postgres://shop:Tr0ub4dor&3x@db.internal:5432/shop",
             "DATABASE_URL=postgres://shop:[REDACTED:password]@db.internal:5432/shop",
@@ -158,14 +204,23 @@ fn the_issues_own_examples() {
             "AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
             "AWS_SECRET_ACCESS_KEY=[REDACTED:aws-secret-access-key]",
         ),
-        ("STRIPE_SECRET_KEY=sk_live_FakeKey4TestingOnly0123456789", "STRIPE_SECRET_KEY=[REDACTED:stripe-key]"),
-        ("GITHUB_TOKEN=ghp_FakeTokenAbCdEfGhIjKlMnOpQrStUvWxYz01", "GITHUB_TOKEN=[REDACTED:github-token]"),
+        (
+            "STRIPE_SECRET_KEY=sk_live_FakeKey4TestingOnly0123456789",
+            "STRIPE_SECRET_KEY=[REDACTED:stripe-key]",
+        ),
+        (
+            "GITHUB_TOKEN=ghp_FakeTokenAbCdEfGhIjKlMnOpQrStUvWxYz01",
+            "GITHUB_TOKEN=[REDACTED:github-token]",
+        ),
         // Through `mira remember`: six of seven were stored as typed.
         (
             "Authorization: Bearer Zm9vYmFyLWZha2UtdG9rZW4tZm9yLXRlc3Rz",
             "Authorization: Bearer [REDACTED:authorization]",
         ),
-        ("export GITLAB_TOKEN=glpat-Xr4nd0mFakeT0ken1234", "export GITLAB_TOKEN=[REDACTED:gitlab-token]"),
+        (
+            "export GITLAB_TOKEN=glpat-Xr4nd0mFakeT0ken1234",
+            "export GITLAB_TOKEN=[REDACTED:gitlab-token]",
+        ),
         (
             "cache at redis://default:n0t-a-real-pass@cache.internal:6379/0",
             "cache at redis://default:[REDACTED:password]@cache.internal:6379/0",
@@ -183,10 +238,22 @@ fn the_issues_own_examples() {
             "sendgrid key is [REDACTED:sendgrid-key]",
         ),
         // The ordinary code line that was mangled stays as written.
-        ("auth_token = request.headers[\"X-Auth\"]", "auth_token = request.headers[\"X-Auth\"]"),
-        ("let token_count = tokens.len();", "let token_count = tokens.len();"),
-        ("fn check(api_key: &Header) -> bool {", "fn check(api_key: &Header) -> bool {"),
-        ("hash = password_hash(password, salt)", "hash = password_hash(password, salt)"),
+        (
+            "auth_token = request.headers[\"X-Auth\"]",
+            "auth_token = request.headers[\"X-Auth\"]",
+        ),
+        (
+            "let token_count = tokens.len();",
+            "let token_count = tokens.len();",
+        ),
+        (
+            "fn check(api_key: &Header) -> bool {",
+            "fn check(api_key: &Header) -> bool {",
+        ),
+        (
+            "hash = password_hash(password, salt)",
+            "hash = password_hash(password, salt)",
+        ),
     ];
     let mut wrong = Vec::new();
     for (input, expected) in table {

@@ -8,20 +8,22 @@ use std::sync::LazyLock;
 use regex::Regex;
 
 /// Text one of which every secret-looking name contains (the prefilter's keywords).
+#[rustfmt::skip]
 pub(super) const KEYWORDS: &[&str] = &[
     "token", "secret", "pass", "pw", "credential", "auth", "apikey", "api_key", "api-key",
     "api.key", "privatekey", "private_key", "private-key", "private.key", "accesskey",
     "access_key", "access-key", "access.key", "signingkey", "signing_key", "signing-key",
-    "encryptionkey", "encryption_key", "encryption-key", "masterkey", "master_key", "master-key",
-    "appkey", "app_key", "app-key", "accountkey", "account_key", "account-key", "sessionkey",
-    "session_key", "session-key", "sharedkey", "shared_key", "shared-key", "saskey", "sas_key",
-    "storagekey", "storage_key", "storage-key", "licensekey", "license_key", "license-key",
-    "webhookkey", "webhook_key", "webhook-key", "clientkey", "client_key", "client-key",
-    "servicekey", "service_key", "service-key", "subscriptionkey", "subscription_key",
-    "subscription-key", "consumerkey", "consumer_key", "consumer-key",
+    "encryptionkey", "encryption_key", "encryption-key", "masterkey", "master_key",
+    "master-key", "appkey", "app_key", "app-key", "accountkey", "account_key", "account-key",
+    "sessionkey", "session_key", "session-key", "sharedkey", "shared_key", "shared-key",
+    "saskey", "sas_key", "storagekey", "storage_key", "storage-key", "licensekey",
+    "license_key", "license-key", "webhookkey", "webhook_key", "webhook-key", "clientkey",
+    "client_key", "client-key", "servicekey", "service_key", "service-key", "subscriptionkey",
+    "subscription_key", "subscription-key", "consumerkey", "consumer_key", "consumer-key",
 ];
 
 /// The last word of a name that makes it metadata about a secret rather than the secret.
+#[rustfmt::skip]
 const METADATA: &[&str] = &[
     "count", "counts", "num", "number", "len", "length", "size", "type", "types", "kind",
     "name", "names", "field", "fields", "id", "ids", "hash", "hashed", "hasher", "header",
@@ -34,23 +36,25 @@ const METADATA: &[&str] = &[
     "error", "errors", "input", "widget", "title", "desc", "description", "icon", "store",
     "manager", "service", "factory", "handler", "callback", "fn", "func", "function", "method",
     "request", "response", "req", "res", "result", "index", "idx", "offset", "start", "end",
-    "pos", "position", "line", "col", "column", "list", "map", "dict", "set", "cache",
-    "source", "src", "version", "ver", "algorithm", "alg", "scheme", "strategy", "generator",
-    "encoding", "schema", "spec", "config", "settings", "template", "mask", "masked",
-    "redacted", "visible", "hidden", "cmd", "command", "arg", "args", "usage", "doc", "docs",
-    "note", "comment", "check", "valid", "invalid", "expired", "present", "exists", "missing",
-    "ref", "refs", "slot", "kinds", "mgr", "lookup", "loader", "reader", "writer", "parser",
-    "builder", "client", "is", "has", "use", "uses", "new", "old", "str", "string", "bytes",
-    "chars", "text", "value_type", "desc", "stream", "iter", "at", "in", "by", "to",
+    "pos", "position", "line", "col", "column", "list", "map", "dict", "set", "cache", "source",
+    "src", "version", "ver", "algorithm", "alg", "scheme", "strategy", "generator", "encoding",
+    "schema", "spec", "config", "settings", "template", "mask", "masked", "redacted", "visible",
+    "hidden", "cmd", "command", "arg", "args", "usage", "doc", "docs", "note", "comment",
+    "check", "valid", "invalid", "expired", "present", "exists", "missing", "ref", "refs",
+    "slot", "kinds", "mgr", "lookup", "loader", "reader", "writer", "parser", "builder",
+    "client", "is", "has", "use", "uses", "new", "old", "str", "string", "bytes", "chars",
+    "text", "value_type", "desc", "stream", "iter", "at", "in", "by", "to",
 ];
 
 /// Qualifiers that make a plain `key` a credential (`api_key`, `signing_key`, …).
+#[rustfmt::skip]
 const KEY_QUALIFIERS: &[&str] = &[
     "api", "secret", "private", "access", "auth", "signing", "encryption", "master", "app",
     "account", "session", "shared", "sas", "storage", "license", "webhook", "client", "service",
     "subscription", "consumer",
 ];
 
+#[rustfmt::skip]
 const STOP_WORDS: &[&str] = &[
     "the", "a", "an", "to", "of", "for", "is", "if", "in", "and", "or", "be", "this", "that",
     "use", "used", "with", "from", "by", "not", "will", "your", "you", "my", "are", "as", "it",
@@ -70,10 +74,11 @@ pub(super) fn name_kind(name: &str) -> Option<&'static str> {
     // decides, with the one before it only to qualify a bare `key` (`api.key`).
     let mut segments = name.rsplit('.');
     let mut words = split_words(segments.next().unwrap_or(name));
-    if words.len() == 1 && words[0] == "key" {
-        if let Some(q) = segments.next().and_then(|s| split_words(s).pop()) {
-            words.insert(0, q);
-        }
+    if words.len() == 1
+        && words[0] == "key"
+        && let Some(q) = segments.next().and_then(|s| split_words(s).pop())
+    {
+        words.insert(0, q);
     }
     let last = words.last()?;
     if METADATA.contains(&last.as_str()) {
@@ -81,8 +86,12 @@ pub(super) fn name_kind(name: &str) -> Option<&'static str> {
     }
     let mut kind = None;
     for (i, w) in words.iter().enumerate() {
-        let found = if w.ends_with("password") || w.ends_with("passwd") || w == "pass"
-            || w.ends_with("passphrase") || w.ends_with("pwd") || w == "pw"
+        let found = if w.ends_with("password")
+            || w.ends_with("passwd")
+            || w == "pass"
+            || w.ends_with("passphrase")
+            || w.ends_with("pwd")
+            || w == "pw"
         {
             Some("password")
         } else if w.ends_with("token") {
@@ -144,9 +153,15 @@ pub(super) fn find(line: &str, out: &mut Vec<(usize, usize, &'static str)>) {
     for m in NAME_OP.find_iter(line) {
         let text = m.as_str();
         let name_len = text
-            .find(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-' | '$' | '@')))
+            .find(|c: char| {
+                !(c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-' | '$' | '@'))
+            })
             .unwrap_or(text.len());
-        let op_len = if text.ends_with(":=") || text.ends_with("=>") || text.ends_with("?=") { 2 } else { 1 };
+        let op_len = if text.ends_with(":=") || text.ends_with("=>") || text.ends_with("?=") {
+            2
+        } else {
+            1
+        };
         let (name_start, op_start, op_end) = (m.start(), m.end() - op_len, m.end());
         let Some(kind) = name_kind(&line[name_start..name_start + name_len]) else {
             continue;
@@ -158,7 +173,10 @@ pub(super) fn find(line: &str, out: &mut Vec<(usize, usize, &'static str)>) {
             continue;
         }
         let env_style = op == "=" && is_env_line(line, name_start, op_start);
-        let yaml_style = op == ":" && line[..name_start].trim_start_matches([' ', '\t', '-']).is_empty();
+        let yaml_style = op == ":"
+            && line[..name_start]
+                .trim_start_matches([' ', '\t', '-'])
+                .is_empty();
         if let Some((s, e)) = literal_value(line, op_end, kind, env_style, yaml_style) {
             out.push((s, e, kind));
         }
@@ -168,7 +186,10 @@ pub(super) fn find(line: &str, out: &mut Vec<(usize, usize, &'static str)>) {
 /// `NAME=value` alone on its line (optionally after `export`/`set`): an env file or shell.
 fn is_env_line(line: &str, name_start: usize, op_start: usize) -> bool {
     let before = line[..name_start].trim();
-    let before = before.strip_prefix("export").or_else(|| before.strip_prefix("set")).unwrap_or(before);
+    let before = before
+        .strip_prefix("export")
+        .or_else(|| before.strip_prefix("set"))
+        .unwrap_or(before);
     // Java properties (`spring.datasource.password=…`) have the same shape.
     before.trim().is_empty()
         && line[name_start..op_start]
@@ -189,7 +210,10 @@ fn literal_value(
     let start = from + skipped;
     let rest = &line[start..];
     // String prefixes: b"…", r"…", u'…', r#"…"#; f-strings are code.
-    let prefix = rest.bytes().take_while(|b| matches!(b, b'b' | b'r' | b'u' | b'B' | b'R' | b'U' | b'#')).count();
+    let prefix = rest
+        .bytes()
+        .take_while(|b| matches!(b, b'b' | b'r' | b'u' | b'B' | b'R' | b'U' | b'#'))
+        .count();
     let quote = rest.as_bytes().get(prefix).copied();
     if prefix <= 2 && matches!(quote, Some(b'"' | b'\'' | b'`')) {
         let q = quote.expect("checked");
@@ -198,7 +222,11 @@ fn literal_value(
         let value = &line[inner_start..inner_start + inner_len];
         return quoted_is_literal(value, kind).then_some((inner_start, inner_start + inner_len));
     }
-    let end = rest.find(|c: char| c.is_whitespace() || matches!(c, ',' | ';' | ')' | '}' | '"' | '\'' | '`' | '<')).unwrap_or(rest.len());
+    let end = rest
+        .find(|c: char| {
+            c.is_whitespace() || matches!(c, ',' | ';' | ')' | '}' | '"' | '\'' | '`' | '<')
+        })
+        .unwrap_or(rest.len());
     let token = &rest[..end];
     if token.is_empty() || is_placeholder(token) || is_code_start(token) {
         return None;
@@ -235,7 +263,22 @@ fn quoted_is_literal(value: &str, kind: &str) -> bool {
         return false;
     }
     let lower = trimmed.to_ascii_lowercase();
-    if matches!(lower.as_str(), "true" | "false" | "none" | "null" | "nil" | "undefined" | "string" | "required" | "optional" | "hidden" | "text" | "bearer" | "basic") {
+    if matches!(
+        lower.as_str(),
+        "true"
+            | "false"
+            | "none"
+            | "null"
+            | "nil"
+            | "undefined"
+            | "string"
+            | "required"
+            | "optional"
+            | "hidden"
+            | "text"
+            | "bearer"
+            | "basic"
+    ) {
         return false;
     }
     // An env var's name, a header name, or words that describe a secret.
@@ -254,19 +297,32 @@ fn quoted_is_literal(value: &str, kind: &str) -> bool {
 /// `OPENAI_API_KEY`, `GITHUB_TOKEN`: the name of a variable holding the secret.
 fn is_env_name(v: &str) -> bool {
     v.len() >= 3
-        && v.bytes().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_')
+        && v.bytes()
+            .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_')
         && (v.contains('_') || name_kind(v).is_some())
 }
 
 /// Letters, spaces and dashes that mention a secret: `X-Auth-Token`, `Your password`.
 fn describes_secret(v: &str, kind: &str) -> bool {
-    if !v.bytes().all(|b| b.is_ascii_alphabetic() || matches!(b, b' ' | b'-' | b'_' | b'.' | b':')) {
+    if !v
+        .bytes()
+        .all(|b| b.is_ascii_alphabetic() || matches!(b, b' ' | b'-' | b'_' | b'.' | b':'))
+    {
         return false;
     }
     let lower = v.to_ascii_lowercase();
-    ["password", "passwd", "token", "secret", "key", "credential", "auth", "pass"]
-        .iter()
-        .any(|w| lower.contains(w))
+    [
+        "password",
+        "passwd",
+        "token",
+        "secret",
+        "key",
+        "credential",
+        "auth",
+        "pass",
+    ]
+    .iter()
+    .any(|w| lower.contains(w))
         || (kind == "api-key" && lower.contains("api"))
 }
 
@@ -274,28 +330,54 @@ fn is_prose(v: &str) -> bool {
     let words: Vec<&str> = v.split_whitespace().collect();
     words.len() > 6
         || v.ends_with(['.', '?', '!', ':'])
-        || words.iter().any(|w| STOP_WORDS.contains(&w.to_ascii_lowercase().as_str()))
+        || words
+            .iter()
+            .any(|w| STOP_WORDS.contains(&w.to_ascii_lowercase().as_str()))
 }
 
 fn looks_like_path(v: &str) -> bool {
     (v.starts_with('/') || v.starts_with("./") || v.starts_with("../") || v.starts_with("~/"))
         && v[1..].contains('/')
-        && v.bytes().all(|b| b.is_ascii_alphanumeric() || b"_.-~/".contains(&b))
+        && v.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"_.-~/".contains(&b))
 }
 
 /// Template holes, masks and references that stand for a secret without being one.
 pub(super) fn is_placeholder(v: &str) -> bool {
-    if v.starts_with("[REDACTED") || v.contains("${") || v.contains("{{") || v.contains("#{") || v.contains("%(") || v.starts_with('$') || v.starts_with('%') {
+    if v.starts_with("[REDACTED")
+        || v.contains("${")
+        || v.contains("{{")
+        || v.contains("#{")
+        || v.contains("%(")
+        || v.starts_with('$')
+        || v.starts_with('%')
+    {
         return true;
     }
     if v.starts_with('<') && v.ends_with('>') {
         return true;
     }
     let lower = v.to_ascii_lowercase();
-    if v.len() >= 3 && lower.bytes().all(|b| matches!(b, b'*' | b'x' | b'.' | b'#' | b'-' | b'_' | b'?')) {
+    if v.len() >= 3
+        && lower
+            .bytes()
+            .all(|b| matches!(b, b'*' | b'x' | b'.' | b'#' | b'-' | b'_' | b'?'))
+    {
         return true;
     }
-    matches!(lower.as_str(), "password" | "passwd" | "pass" | "pwd" | "secret" | "token" | "pw" | "your_password" | "yourpassword" | "your-password")
+    matches!(
+        lower.as_str(),
+        "password"
+            | "passwd"
+            | "pass"
+            | "pwd"
+            | "secret"
+            | "token"
+            | "pw"
+            | "your_password"
+            | "yourpassword"
+            | "your-password"
+    )
 }
 
 /// The value cannot be a literal: a call, reference, index, type or expression starts here.
@@ -310,7 +392,10 @@ fn is_code_start(token: &str) -> bool {
 fn env_value_is_literal(v: &str) -> bool {
     let lower = v.to_ascii_lowercase();
     v.len() >= 3
-        && !matches!(lower.as_str(), "true" | "false" | "yes" | "no" | "on" | "off" | "null" | "none" | "nil")
+        && !matches!(
+            lower.as_str(),
+            "true" | "false" | "yes" | "no" | "on" | "off" | "null" | "none" | "nil"
+        )
         && !v.bytes().all(|b| b.is_ascii_digit())
         && !is_env_name(v)
         && !looks_like_path(v)
@@ -322,13 +407,22 @@ fn is_passphrase(v: &str) -> bool {
     (2..=6).contains(&words.len())
         && !is_prose(v)
         && !v.ends_with([',', ';', '{', '(', '|', '>'])
-        && words.iter().all(|w| w.bytes().all(|b| b.is_ascii_alphanumeric() || b"!#%^&*+-_.@~".contains(&b)))
-        && !words.iter().any(|w| w.bytes().next().is_some_and(|b| b.is_ascii_uppercase()))
+        && words.iter().all(|w| {
+            w.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"!#%^&*+-_.@~".contains(&b))
+        })
+        && !words
+            .iter()
+            .any(|w| w.bytes().next().is_some_and(|b| b.is_ascii_uppercase()))
 }
 
 /// Random enough to be a credential rather than an identifier, a word or a type.
 pub(super) fn looks_random(v: &str) -> bool {
-    if v.len() < 8 || !v.bytes().all(|b| b.is_ascii_alphanumeric() || b"+/=_-.~!@#%^*?:".contains(&b)) {
+    if v.len() < 8
+        || !v
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"+/=_-.~!@#%^*?:".contains(&b))
+    {
         return false;
     }
     let digits = v.bytes().filter(|b| b.is_ascii_digit()).count();
@@ -340,7 +434,9 @@ pub(super) fn looks_random(v: &str) -> bool {
     }
     // Identifiers and dotted paths with a digit or two (`utf8_decode`, `os.path2`) are code.
     let identifier = v.split(['.', ':']).all(|seg| {
-        seg.bytes().next().is_some_and(|b| b.is_ascii_alphabetic() || b == b'_')
+        seg.bytes()
+            .next()
+            .is_some_and(|b| b.is_ascii_alphabetic() || b == b'_')
             && seg.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
     });
     if identifier && digits <= 2 && upper * 3 < letters {
@@ -371,20 +467,56 @@ mod tests {
 
     #[test]
     fn names_that_say_secret() {
-        for n in ["GITLAB_TOKEN", "db_password", "apiKey", "x-api-key", "client_secret", "AWS_SECRET_ACCESS_KEY", "PGPASSWORD", "secret_key_base", "auth", "signing_key", "passphrase"] {
+        for n in [
+            "GITLAB_TOKEN",
+            "db_password",
+            "apiKey",
+            "x-api-key",
+            "client_secret",
+            "AWS_SECRET_ACCESS_KEY",
+            "PGPASSWORD",
+            "secret_key_base",
+            "auth",
+            "signing_key",
+            "passphrase",
+        ] {
             assert!(name_kind(n).is_some(), "{n}");
         }
-        for n in ["token_count", "password_hash", "tokenizer", "keyboard", "monkey", "TOKEN_TYPE", "secret_name", "api_key_env", "author", "passes", "key"] {
+        for n in [
+            "token_count",
+            "password_hash",
+            "tokenizer",
+            "keyboard",
+            "monkey",
+            "TOKEN_TYPE",
+            "secret_name",
+            "api_key_env",
+            "author",
+            "passes",
+            "key",
+        ] {
             assert_eq!(name_kind(n), None, "{n}");
         }
     }
 
     #[test]
     fn random_tokens_and_code() {
-        for v in ["hunter2hunter2x9", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "a8f5f167f44f4964e6c998dee827110c"] {
+        for v in [
+            "hunter2hunter2x9",
+            "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+            "a8f5f167f44f4964e6c998dee827110c",
+        ] {
             assert!(looks_random(v), "{v}");
         }
-        for v in ["String", "self.token", "request.headers", "utf8_decode", "Option", "access_token_value", "os.environ"] {
+        for v in [
+            "String",
+            "self.token",
+            "request.headers",
+            "utf8_decode",
+            "Option",
+            "access_token_value",
+            "os.environ",
+        ] {
             assert!(!looks_random(v), "{v}");
         }
     }

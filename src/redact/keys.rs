@@ -10,7 +10,10 @@ const MAX_BLOCK: usize = 64 * 1024;
 pub(super) fn pem_block(text: &str, from: usize) -> Option<(usize, usize)> {
     let at = marker_near(text, from, "-----BEGIN")?;
     let rest = &text[at..];
-    let header_len = rest["-----BEGIN".len()..].get(..60).unwrap_or(&rest["-----BEGIN".len()..]).find("-----")?;
+    let header_len = rest["-----BEGIN".len()..]
+        .get(..60)
+        .unwrap_or(&rest["-----BEGIN".len()..])
+        .find("-----")?;
     let header = &rest["-----BEGIN".len().."-----BEGIN".len() + header_len];
     let header = header.trim();
     if !(header.ends_with("PRIVATE KEY") || header.ends_with("PRIVATE KEY BLOCK")) {
@@ -32,7 +35,10 @@ pub(super) fn pem_block(text: &str, from: usize) -> Option<(usize, usize)> {
 pub(super) fn putty_private_lines(text: &str, from: usize) -> Option<(usize, usize)> {
     let at = marker_near(text, from, "Private-Lines:")?;
     let line_end = text[at..].find('\n').map_or(text.len(), |i| at + i);
-    let n: usize = text[at + "Private-Lines:".len()..line_end].trim().parse().ok()?;
+    let n: usize = text[at + "Private-Lines:".len()..line_end]
+        .trim()
+        .parse()
+        .ok()?;
     let start = (line_end + 1).min(text.len());
     let mut end = start;
     for _ in 0..n.min(256) {

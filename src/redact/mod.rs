@@ -31,7 +31,12 @@ pub fn redact_with<'a>(text: &'a str, known: &[&str]) -> Cow<'a, str> {
     let mut spans = Vec::new();
     for secret in known.iter().filter(|s| s.len() >= 8) {
         for (at, _) in text.match_indices(secret) {
-            spans.push(Span { start: at, end: at + secret.len(), label: "api-key", priority: 4 });
+            spans.push(Span {
+                start: at,
+                end: at + secret.len(),
+                label: "api-key",
+                priority: 4,
+            });
         }
     }
     ENGINE.scan(text, &mut spans);
@@ -115,7 +120,10 @@ static ENGINE: LazyLock<Engine> = LazyLock::new(Engine::new);
 
 impl Engine {
     fn new() -> Engine {
-        assert!(RULES.len() <= RuleSet::BITS as usize, "too many redaction rules for a RuleSet");
+        assert!(
+            RULES.len() <= RuleSet::BITS as usize,
+            "too many redaction rules for a RuleSet"
+        );
         let rules = RULES
             .iter()
             .map(|rule| {
@@ -125,13 +133,16 @@ impl Engine {
                     }
                     _ => None,
                 };
-                let group = re.as_ref().and_then(|re| {
-                    re.capture_names().position(|n| n == Some("s"))
-                });
+                let group = re
+                    .as_ref()
+                    .and_then(|re| re.capture_names().position(|n| n == Some("s")));
                 Compiled { rule, re, group }
             })
             .collect();
-        Engine { rules, keywords: automaton() }
+        Engine {
+            rules,
+            keywords: automaton(),
+        }
     }
 
     fn scan(&self, text: &str, spans: &mut Vec<Span>) {
@@ -173,7 +184,12 @@ impl Engine {
                 };
                 set &= !(1 << bit);
                 if let Some((start, end)) = found {
-                    spans.push(Span { start, end, label: c.rule.label, priority: c.rule.priority });
+                    spans.push(Span {
+                        start,
+                        end,
+                        label: c.rule.label,
+                        priority: c.rule.priority,
+                    });
                 }
             }
             if set == 0 {
@@ -183,7 +199,9 @@ impl Engine {
                 Some((s, e, cur)) if (*s..*e).contains(&m.start()) => *cur |= set,
                 _ => {
                     let start = text[..m.start()].rfind('\n').map_or(0, |i| i + 1);
-                    let end = text[m.start()..].find('\n').map_or(text.len(), |i| m.start() + i);
+                    let end = text[m.start()..]
+                        .find('\n')
+                        .map_or(text.len(), |i| m.start() + i);
                     if let Some(done) = current.replace((start, end, set)) {
                         lines.push(done);
                     }

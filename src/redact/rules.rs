@@ -34,15 +34,21 @@ const fn provider(
     keywords: &'static [&'static str],
     re: &'static str,
 ) -> Rule {
-    Rule { label, keywords, detect: Detect::Regex(re), priority: 3 }
+    Rule {
+        label,
+        keywords,
+        detect: Detect::Regex(re),
+        priority: 3,
+    }
 }
 
-const fn named(
-    label: &'static str,
-    keywords: &'static [&'static str],
-    re: &'static str,
-) -> Rule {
-    Rule { label, keywords, detect: Detect::Regex(re), priority: 2 }
+const fn named(label: &'static str, keywords: &'static [&'static str], re: &'static str) -> Rule {
+    Rule {
+        label,
+        keywords,
+        detect: Detect::Regex(re),
+        priority: 2,
+    }
 }
 
 pub(super) static RULES: &[Rule] = &[
@@ -58,8 +64,16 @@ pub(super) static RULES: &[Rule] = &[
         r#"(?i)aws[\w.\-]{0,30}?(?:secret|sk)[\w.\-]{0,20}["']?\s*(?:=>|:=|[:=])\s*["']?(?P<s>[A-Za-z0-9/+=]{40})(?:[^A-Za-z0-9/+=]|$)"#,
     ),
     provider("gcp-api-key", &["AIza"], r"\bAIza[0-9A-Za-z_\-]{35}\b"),
-    provider("gcp-oauth-secret", &["GOCSPX-"], r"\bGOCSPX-[0-9A-Za-z_\-]{28}\b"),
-    provider("gcp-access-token", &["ya29."], r"\bya29\.[0-9A-Za-z_\-]{30,}"),
+    provider(
+        "gcp-oauth-secret",
+        &["GOCSPX-"],
+        r"\bGOCSPX-[0-9A-Za-z_\-]{28}\b",
+    ),
+    provider(
+        "gcp-access-token",
+        &["ya29."],
+        r"\bya29\.[0-9A-Za-z_\-]{30,}",
+    ),
     named(
         "gcp-service-account",
         &["private_key_id"],
@@ -91,27 +105,50 @@ pub(super) static RULES: &[Rule] = &[
         &["datadog", "dd_", "dd-"],
         r#"(?i)(?:datadog|\bdd)[_\-.]?(?:api|app|application)[_\-.]?key["']?\s*(?:=>|:=|[:=])\s*["']?(?P<s>[a-f0-9]{32,40})\b"#,
     ),
-    provider("newrelic-key", &["NRAK-", "NRJS-", "NRII-"], r"\bNR(?:AK|JS|II)-[A-Za-z0-9]{19,32}\b"),
-    provider("dynatrace-token", &["dt0c01."], r"\bdt0c01\.[A-Z0-9]{24}\.[A-Z0-9]{64}\b"),
     provider(
-        "heroku-key",
-        &["HRKU-"],
-        r"\bHRKU-[A-Za-z0-9_\-]{40,}",
+        "newrelic-key",
+        &["NRAK-", "NRJS-", "NRII-"],
+        r"\bNR(?:AK|JS|II)-[A-Za-z0-9]{19,32}\b",
     ),
-    provider("flyio-token", &["fo1_", "FlyV1 "], r"\b(?:fo1_[\w\-]{40,}|FlyV1 fm[12][ae]_[\w+/=,\-]{40,})"),
+    provider(
+        "dynatrace-token",
+        &["dt0c01."],
+        r"\bdt0c01\.[A-Z0-9]{24}\.[A-Z0-9]{64}\b",
+    ),
+    provider("heroku-key", &["HRKU-"], r"\bHRKU-[A-Za-z0-9_\-]{40,}"),
+    provider(
+        "flyio-token",
+        &["fo1_", "FlyV1 "],
+        r"\b(?:fo1_[\w\-]{40,}|FlyV1 fm[12][ae]_[\w+/=,\-]{40,})",
+    ),
     provider(
         "terraform-token",
         &[".atlasv1."],
         r"\b[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_=\-]{60,}",
     ),
-    provider("vault-token", &["hvs.", "hvb."], r"\bhv[sb]\.[A-Za-z0-9_\-]{24,}"),
+    provider(
+        "vault-token",
+        &["hvs.", "hvb."],
+        r"\bhv[sb]\.[A-Za-z0-9_\-]{24,}",
+    ),
     provider(
         "doppler-token",
-        &["dp.pt.", "dp.st.", "dp.sa.", "dp.ct.", "dp.scim.", "dp.audit."],
+        &[
+            "dp.pt.",
+            "dp.st.",
+            "dp.sa.",
+            "dp.ct.",
+            "dp.scim.",
+            "dp.audit.",
+        ],
         r"\bdp\.(?:pt|st|sa|ct|scim|audit)\.[A-Za-z0-9]{40,44}\b",
     ),
     provider("pulumi-token", &["pul-"], r"\bpul-[a-f0-9]{40}\b"),
-    provider("databricks-token", &["dapi"], r"\bdapi[a-f0-9]{32}(?:-\d)?\b"),
+    provider(
+        "databricks-token",
+        &["dapi"],
+        r"\bdapi[a-f0-9]{32}(?:-\d)?\b",
+    ),
     provider(
         "age-secret-key",
         &["AGE-SECRET-KEY-1"],
@@ -126,28 +163,62 @@ pub(super) static RULES: &[Rule] = &[
     provider(
         "gitlab-token",
         &[
-            "glpat-", "gldt-", "glrt-", "glptt-", "gloas-", "glcbt-", "glft-", "glimt-",
-            "glagent-", "glsoat-", "glffct-", "GR1348941",
+            "glpat-",
+            "gldt-",
+            "glrt-",
+            "glptt-",
+            "gloas-",
+            "glcbt-",
+            "glft-",
+            "glimt-",
+            "glagent-",
+            "glsoat-",
+            "glffct-",
+            "GR1348941",
         ],
         r"\b(?:gl(?:pat|dt|rt|ptt|oas|cbt|ft|imt|agent|soat|ffct)-[0-9A-Za-z_\-.]{20,}|GR1348941[0-9A-Za-z_\-]{20,})",
     ),
     provider("npm-token", &["npm_"], r"\bnpm_[A-Za-z0-9]{36}\b"),
-    provider("pypi-token", &["pypi-AgE"], r"\bpypi-AgE[A-Za-z0-9_\-]{50,}"),
-    provider("docker-hub-token", &["dckr_pat_"], r"\bdckr_pat_[A-Za-z0-9_\-]{27,}"),
-    provider("atlassian-token", &["ATATT3"], r"\bATATT3[A-Za-z0-9_\-=]{60,}"),
-    provider("postman-key", &["PMAK-"], r"\bPMAK-[a-f0-9]{24}-[a-f0-9]{34}\b"),
+    provider(
+        "pypi-token",
+        &["pypi-AgE"],
+        r"\bpypi-AgE[A-Za-z0-9_\-]{50,}",
+    ),
+    provider(
+        "docker-hub-token",
+        &["dckr_pat_"],
+        r"\bdckr_pat_[A-Za-z0-9_\-]{27,}",
+    ),
+    provider(
+        "atlassian-token",
+        &["ATATT3"],
+        r"\bATATT3[A-Za-z0-9_\-=]{60,}",
+    ),
+    provider(
+        "postman-key",
+        &["PMAK-"],
+        r"\bPMAK-[a-f0-9]{24}-[a-f0-9]{34}\b",
+    ),
     provider("linear-key", &["lin_api_"], r"\blin_api_[A-Za-z0-9]{40}\b"),
     provider(
         "grafana-token",
         &["glc_", "glsa_"],
         r"\b(?:glc_[A-Za-z0-9+/]{32,400}={0,2}|glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}\b)",
     ),
-    provider("sentry-token", &["sntrys_", "sntryu_"], r"\bsntry[su]_[A-Za-z0-9+/=_\-]{40,}"),
+    provider(
+        "sentry-token",
+        &["sntrys_", "sntryu_"],
+        r"\bsntry[su]_[A-Za-z0-9+/=_\-]{40,}",
+    ),
     // --- AI providers ----------------------------------------------------------------------
     // OpenAI (sk-, sk-proj-, sk-svcacct-, sk-admin-), Anthropic (sk-ant-), DeepSeek,
     // OpenRouter (sk-or-v1-) and the many compatibles: the label Mira always used.
     provider("api-key", &["sk-"], r"\bsk-[A-Za-z0-9_\-]{20,}"),
-    provider("huggingface-token", &["hf_", "api_org_"], r"\b(?:hf_|api_org_)[A-Za-z0-9]{30,}\b"),
+    provider(
+        "huggingface-token",
+        &["hf_", "api_org_"],
+        r"\b(?:hf_|api_org_)[A-Za-z0-9]{30,}\b",
+    ),
     provider("groq-key", &["gsk_"], r"\bgsk_[A-Za-z0-9]{48,}\b"),
     provider("xai-key", &["xai-"], r"\bxai-[A-Za-z0-9]{70,}"),
     provider("replicate-token", &["r8_"], r"\br8_[A-Za-z0-9]{37}\b"),
@@ -155,11 +226,21 @@ pub(super) static RULES: &[Rule] = &[
     // --- Payments, messaging, commerce ------------------------------------------------------
     provider(
         "stripe-key",
-        &["sk_live_", "sk_test_", "sk_prod_", "rk_live_", "rk_test_", "rk_prod_"],
+        &[
+            "sk_live_", "sk_test_", "sk_prod_", "rk_live_", "rk_test_", "rk_prod_",
+        ],
         r"\b[sr]k_(?:live|test|prod)_[A-Za-z0-9]{10,99}\b",
     ),
-    provider("stripe-webhook-secret", &["whsec_"], r"\bwhsec_[A-Za-z0-9+/=]{24,}"),
-    provider("square-token", &["sq0atp-", "sq0csp-"], r"\bsq0(?:atp|csp)-[0-9A-Za-z_\-]{22,43}\b"),
+    provider(
+        "stripe-webhook-secret",
+        &["whsec_"],
+        r"\bwhsec_[A-Za-z0-9+/=]{24,}",
+    ),
+    provider(
+        "square-token",
+        &["sq0atp-", "sq0csp-"],
+        r"\bsq0(?:atp|csp)-[0-9A-Za-z_\-]{22,43}\b",
+    ),
     provider(
         "shopify-token",
         &["shpat_", "shpca_", "shppa_", "shpss_"],
@@ -173,10 +254,16 @@ pub(super) static RULES: &[Rule] = &[
     provider("twilio-api-key", &["SK"], r"\bSK[0-9a-fA-F]{32}\b"),
     provider("mailgun-key", &["key-"], r"\bkey-[0-9a-f]{32}\b"),
     provider("mailchimp-key", &["-us"], r"\b[0-9a-f]{32}-us[0-9]{1,2}\b"),
-    provider("telegram-bot-token", &[":AA"], r"\b[0-9]{8,10}:AA[A-Za-z0-9_\-]{33}\b"),
+    provider(
+        "telegram-bot-token",
+        &[":AA"],
+        r"\b[0-9]{8,10}:AA[A-Za-z0-9_\-]{33}\b",
+    ),
     provider(
         "slack-token",
-        &["xoxb-", "xoxa-", "xoxp-", "xoxo-", "xoxs-", "xoxe-", "xoxr-", "xapp-"],
+        &[
+            "xoxb-", "xoxa-", "xoxp-", "xoxo-", "xoxs-", "xoxe-", "xoxr-", "xapp-",
+        ],
         r"\b(?:xox[abposer](?:\.[a-z0-9]+)?-[0-9A-Za-z\-]{10,}|xapp-\d-[A-Z0-9]+-\d+-[a-z0-9]+)",
     ),
     named(
@@ -184,9 +271,17 @@ pub(super) static RULES: &[Rule] = &[
         &["hooks.slack.com"],
         r"\b(?i:hooks\.slack\.com)/(?:services|workflows|triggers)/(?P<s>[A-Za-z0-9+/_\-]{20,})",
     ),
-    provider("notion-token", &["ntn_", "secret_"], r"\b(?:ntn_[0-9]{11}[A-Za-z0-9]{35}|secret_[A-Za-z0-9]{43})\b"),
+    provider(
+        "notion-token",
+        &["ntn_", "secret_"],
+        r"\b(?:ntn_[0-9]{11}[A-Za-z0-9]{35}|secret_[A-Za-z0-9]{43})\b",
+    ),
     provider("facebook-token", &["EAA"], r"\bEAA[A-Za-z0-9]{90,}"),
-    provider("mapbox-token", &["sk.eyJ"], r"\bsk\.eyJ[A-Za-z0-9_\-]{20,}\.[A-Za-z0-9_\-]{20,}"),
+    provider(
+        "mapbox-token",
+        &["sk.eyJ"],
+        r"\bsk\.eyJ[A-Za-z0-9_\-]{20,}\.[A-Za-z0-9_\-]{20,}",
+    ),
     // --- Generic shapes ---------------------------------------------------------------------
     provider(
         "jwt",

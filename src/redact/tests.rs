@@ -8,7 +8,13 @@ fn provider_keys_and_private_keys_are_removed() {
                 -----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW\n-----END OPENSSH PRIVATE KEY-----\n\
                 db_password = \"hunter2hunter2\"\n";
     let r = redact(text);
-    for secret in ["sk-proj-abc", "sk-ant-api03", "AKIAIOSFODNN7EXAMPLE", "b3BlbnNzaC1rZXktdjEAAAA", "hunter2hunter2"] {
+    for secret in [
+        "sk-proj-abc",
+        "sk-ant-api03",
+        "AKIAIOSFODNN7EXAMPLE",
+        "b3BlbnNzaC1rZXktdjEAAAA",
+        "hunter2hunter2",
+    ] {
         assert!(!r.contains(secret), "{secret} leaked: {r}");
     }
     assert!(r.contains("OPENAI_API_KEY=[REDACTED:api-key]"), "{r}");
@@ -30,7 +36,11 @@ fn ordinary_code_is_untouched_and_borrowed() {
         "const HEADER: &str = \"-----BEGIN PRIVATE KEY-----\";",
         "if token == expected_token {",
     ] {
-        assert!(matches!(redact(code), Cow::Borrowed(_)), "changed: {code} -> {}", redact(code));
+        assert!(
+            matches!(redact(code), Cow::Borrowed(_)),
+            "changed: {code} -> {}",
+            redact(code)
+        );
     }
 }
 
@@ -42,7 +52,8 @@ fn configured_keys_are_removed_exactly() {
 
 #[test]
 fn redaction_is_stable_when_applied_twice() {
-    let text = "GITLAB_TOKEN=glpat-Zx8Qw3Er5Ty7Ui9Op1As\npassword: \"correct horse battery staple\"\n";
+    let text =
+        "GITLAB_TOKEN=glpat-Zx8Qw3Er5Ty7Ui9Op1As\npassword: \"correct horse battery staple\"\n";
     let once = redact(text).into_owned();
     assert_eq!(redact(&once), once);
 }
@@ -71,8 +82,14 @@ fn reference(text: &str) -> Vec<(usize, usize)> {
         offset += line.len() + 1;
     }
     let mut out: Vec<_> = spans.iter().map(|s| (s.start, s.end)).collect();
-    out.extend(text.match_indices("-----BEGIN").filter_map(|(at, _)| keys::pem_block(text, at)));
-    out.extend(text.match_indices("Private-Lines:").filter_map(|(at, _)| keys::putty_private_lines(text, at)));
+    out.extend(
+        text.match_indices("-----BEGIN")
+            .filter_map(|(at, _)| keys::pem_block(text, at)),
+    );
+    out.extend(
+        text.match_indices("Private-Lines:")
+            .filter_map(|(at, _)| keys::putty_private_lines(text, at)),
+    );
     out.sort_unstable();
     out.dedup();
     out
@@ -89,12 +106,24 @@ fn filtered(text: &str) -> Vec<(usize, usize)> {
 
 #[test]
 fn the_keyword_prefilter_finds_what_every_rule_on_every_line_finds() {
-    let fixture = include_str!("../../tests/fixtures/redact/secrets.txt").replace("{{", "").replace("}}", "");
-    let lines: Vec<&str> = fixture.lines().filter(|l| !l.starts_with('#') && !l.is_empty()).collect();
-    let keywords: Vec<&str> = RULES.iter().flat_map(|r| r.keywords.iter().copied()).collect();
+    let fixture = include_str!("../../tests/fixtures/redact/secrets.txt")
+        .replace("{{", "")
+        .replace("}}", "");
+    let lines: Vec<&str> = fixture
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.is_empty())
+        .collect();
+    let keywords: Vec<&str> = RULES
+        .iter()
+        .flat_map(|r| r.keywords.iter().copied())
+        .collect();
     // Glue every keyword in front of the secrets, so keywords run into each other.
     for (i, line) in lines.iter().enumerate() {
-        for text in [line.to_string(), format!("{}{line}", keywords[i % keywords.len()]), format!("x{}{line}", keywords[(i * 7) % keywords.len()])] {
+        for text in [
+            line.to_string(),
+            format!("{}{line}", keywords[i % keywords.len()]),
+            format!("x{}{line}", keywords[(i * 7) % keywords.len()]),
+        ] {
             assert_eq!(filtered(&text), reference(&text), "{text}");
         }
     }
