@@ -150,6 +150,67 @@ fn split_words(name: &str) -> Vec<String> {
 
 /// Every literal secret assigned on `line`: (start, end, label) relative to the line.
 pub(super) fn find(line: &str, out: &mut Vec<(usize, usize, &'static str)>) {
+    find_operator_assignments(line, out);
+    // Rarer shapes, each behind a cheap check: `<password>…</password>` (Maven settings, .NET
+    // configs) and a name/value pair of strings (`define('DB_PASSWORD', '…')`,
+    // `environ.setdefault("SECRET_KEY", "…")`, `headers.set("X-Api-Key", "…")`).
+    if line.contains("</") {
+        out.extend(matches(&XML_ELEMENT, line));
+    }
+    if line.contains("\",") || line.contains("',") {
+        for (s, e, kind) in matches(&STRING_PAIR, line) {
+            let (name, value) = (&line[..s], &line[s..e]);
+            if pair_is_setting(name, value) {
+                out.push((s, e, kind));
+            }
+        }
+    }
+}
+
+/// A pair of strings is a setting when the name is a constant or header name
+/// (`DB_PASSWORD`, `X-Api-Key`) and the value is not a plain word (`('AUTH', 'SELECTED')`,
+/// `log.info('token', 'creating')` are code).
+fn pair_is_setting(before_value: &str, value: &str) -> bool {
+    let name = before_value
+        .trim_end_matches(|c: char| c.is_whitespace() || matches!(c, ',' | '"' | '\''))
+        .rsplit(['"', '\''])
+        .next()
+        .unwrap_or("");
+    let constant = name.contains('-')
+        || name
+            .bytes()
+            .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_');
+    let plain_word = value.bytes().all(|b| b.is_ascii_alphabetic() || b == b' ')
+        && !(value.len() >= 16
+            && value.bytes().any(|b| b.is_ascii_uppercase())
+            && value.bytes().any(|b| b.is_ascii_lowercase()));
+    constant && !plain_word
+}
+
+/// `<name>value</`: the element's name and text.
+static XML_ELEMENT: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"<(?P<name>[A-Za-z_][\w:.\-]*)>(?P<v>[^<\n]{3,})</").expect("valid pattern")
+});
+
+/// `"name", "value"`: two string literals, the first a name.
+static STRING_PAIR: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r#"["'](?P<name>[A-Za-z_][\w.\-]*)["']\s*,\s*["'](?P<v>(?:[^"'\\\n]|\\.)+)["']"#)
+        .expect("valid pattern")
+});
+
+/// Values whose name (group `name`) says secret and which are literals (group `v`).
+fn matches<'a>(
+    re: &'a Regex,
+    line: &'a str,
+) -> impl Iterator<Item = (usize, usize, &'static str)> + 'a {
+    re.captures_iter(line).filter_map(|caps| {
+        let v = caps.name("v").expect("group");
+        let kind = name_kind(&caps["name"])?;
+        quoted_is_literal(v.as_str(), kind).then_some((v.start(), v.end(), kind))
+    })
+}
+
+fn find_operator_assignments(line: &str, out: &mut Vec<(usize, usize, &'static str)>) {
     for m in NAME_OP.find_iter(line) {
         let text = m.as_str();
         let name_len = text
@@ -183,12 +244,14 @@ pub(super) fn find(line: &str, out: &mut Vec<(usize, usize, &'static str)>) {
     }
 }
 
-/// `NAME=value` alone on its line (optionally after `export`/`set`): an env file or shell.
+/// `NAME=value` alone on its line: an env file, a shell line (`export`, `set`), a Dockerfile
+/// (`ENV`, `ARG`) or a compose `environment:` list item (`- NAME=value`).
 fn is_env_line(line: &str, name_start: usize, op_start: usize) -> bool {
     let before = line[..name_start].trim();
-    let before = before
-        .strip_prefix("export")
-        .or_else(|| before.strip_prefix("set"))
+    let before = before.strip_prefix('-').unwrap_or(before).trim_start();
+    let before = ["export", "set", "ENV", "ARG"]
+        .iter()
+        .find_map(|k| before.strip_prefix(k))
         .unwrap_or(before);
     // Java properties (`spring.datasource.password=…`) have the same shape.
     before.trim().is_empty()
@@ -259,7 +322,7 @@ fn closing_quote(s: &str, q: u8) -> Option<usize> {
 
 fn quoted_is_literal(value: &str, kind: &str) -> bool {
     let trimmed = value.trim();
-    if trimmed.len() < 3 || is_placeholder(trimmed) || value.contains('{') && value.contains('}') {
+    if trimmed.len() < 3 || is_placeholder(trimmed) || has_template_hole(value) {
         return false;
     }
     let lower = trimmed.to_ascii_lowercase();
@@ -294,6 +357,19 @@ fn quoted_is_literal(value: &str, kind: &str) -> bool {
     true
 }
 
+/// A format or template hole (`{}`, `{0}`, `{name}`, `{user.id}`): an f-string or a format
+/// string, not a literal. Random braces in a generated salt do not count.
+fn has_template_hole(v: &str) -> bool {
+    let b = v.as_bytes();
+    b.iter().enumerate().any(|(i, &c)| {
+        c == b'{'
+            && b[i + 1..]
+                .iter()
+                .position(|&d| !(d.is_ascii_alphanumeric() || matches!(d, b'_' | b'.' | b':')))
+                .is_some_and(|n| b[i + 1 + n] == b'}')
+    })
+}
+
 /// `OPENAI_API_KEY`, `GITHUB_TOKEN`: the name of a variable holding the secret.
 fn is_env_name(v: &str) -> bool {
     v.len() >= 3
@@ -326,13 +402,20 @@ fn describes_secret(v: &str, kind: &str) -> bool {
         || (kind == "api-key" && lower.contains("api"))
 }
 
+/// A sentence (a label, a message, a description) rather than a passphrase: long, ends like a
+/// sentence, starts like one, or talks about the secret.
 fn is_prose(v: &str) -> bool {
     let words: Vec<&str> = v.split_whitespace().collect();
+    let lower = v.to_ascii_lowercase();
     words.len() > 6
         || v.ends_with(['.', '?', '!', ':'])
-        || words
+        || (v.starts_with(|c: char| c.is_ascii_uppercase())
+            && words
+                .iter()
+                .any(|w| STOP_WORDS.contains(&w.to_ascii_lowercase().as_str())))
+        || ["password", "token", "secret", "key", "credential"]
             .iter()
-            .any(|w| STOP_WORDS.contains(&w.to_ascii_lowercase().as_str()))
+            .any(|w| lower.contains(w))
 }
 
 fn looks_like_path(v: &str) -> bool {
@@ -361,7 +444,7 @@ pub(super) fn is_placeholder(v: &str) -> bool {
     if v.len() >= 3
         && lower
             .bytes()
-            .all(|b| matches!(b, b'*' | b'x' | b'.' | b'#' | b'-' | b'_' | b'?'))
+            .all(|b| matches!(b, b'*' | b'x' | b'.' | b'#' | b'-' | b'_' | b'?' | b':'))
     {
         return true;
     }
