@@ -224,6 +224,10 @@ fn find_operator_assignments(line: &str, out: &mut Vec<(usize, usize, &'static s
             1
         };
         let (name_start, op_start, op_end) = (m.start(), m.end() - op_len, m.end());
+        // A redaction's own label (`[REDACTED:api-key]=…`) names nothing.
+        if line[..name_start].ends_with("[REDACTED:") {
+            continue;
+        }
         let Some(kind) = name_kind(&line[name_start..name_start + name_len]) else {
             continue;
         };

@@ -212,9 +212,15 @@ impl Engine {
     }
 
     fn scan_line(&self, line: &str, offset: usize, set: RuleSet, spans: &mut Vec<Span>) {
+        // Text redacted before (a stored memory, a summary) keeps its markers: a match reaching
+        // into one would only mangle it.
+        let markers = redaction_markers(line);
         for bit in bits(set) {
             let c = &self.rules[bit];
             let mut push = |start: usize, end: usize, label: &'static str| {
+                if markers.iter().any(|&(s, e)| start < e && s < end) {
+                    return;
+                }
                 spans.push(Span {
                     start: offset + start,
                     end: offset + end,
@@ -254,7 +260,22 @@ impl Engine {
     }
 }
 
-/// One automaton over the keywords of every rule with this case sensitivity.
+/// Where `[REDACTED:…]` markers lie on a line (almost always none).
+fn redaction_markers(line: &str) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    let mut from = 0;
+    while let Some(i) = line[from..].find("[REDACTED:") {
+        let start = from + i;
+        let end = line[start..]
+            .find(']')
+            .map_or(line.len(), |j| start + j + 1);
+        out.push((start, end));
+        from = end;
+    }
+    out
+}
+
+/// One case-folded automaton over the keywords of every rule.
 fn automaton() -> (AhoCorasick, Vec<RuleSet>) {
     let mut keywords: Vec<String> = Vec::new();
     let mut sets: Vec<RuleSet> = Vec::new();
