@@ -25,7 +25,7 @@ pub(super) const KEYWORDS: &[&str] = &[
 /// The last word of a name that makes it metadata about a secret rather than the secret.
 #[rustfmt::skip]
 const METADATA: &[&str] = &[
-    "count", "counts", "num", "number", "len", "length", "size", "type", "types", "kind",
+    "count", "counts", "num", "number", "state", "status", "len", "length", "size", "type", "types", "kind",
     "name", "names", "field", "fields", "id", "ids", "hash", "hashed", "hasher", "header",
     "headers", "env", "var", "variable", "file", "filename", "files", "path", "paths", "dir",
     "url", "uri", "urls", "endpoint", "prefix", "suffix", "pattern", "regex", "re", "label",
@@ -232,6 +232,11 @@ fn find_operator_assignments(line: &str, out: &mut Vec<(usize, usize, &'static s
             continue;
         };
         let op = &line[op_start..op_end];
+        // `'password' => …` (PHP) and `:password => …` (Ruby) assign; `Enum::Secret => …`
+        // is a match arm.
+        if op == "=>" && !line[..name_start].ends_with(['\'', '"', ':']) {
+            continue;
+        }
         // `a == b`, `a::b`, `a := b` vs `a :: B`: comparisons and paths are not assignments.
         let after = &line[op_end..];
         if after.starts_with('=') || (op == ":" && after.starts_with(':')) {
@@ -298,7 +303,9 @@ fn literal_value(
     if token.is_empty() || is_placeholder(token) || is_code_start(token) {
         return None;
     }
-    if env_style {
+    // In an env file the value runs to the end of the line; `auth=auth,` is a keyword argument.
+    let after = rest[end..].trim_start();
+    if env_style && (after.is_empty() || after.starts_with('#')) {
         return env_value_is_literal(token).then_some((start, start + end));
     }
     if yaml_style && kind == "password" {
@@ -326,7 +333,14 @@ fn closing_quote(s: &str, q: u8) -> Option<usize> {
 
 fn quoted_is_literal(value: &str, kind: &str) -> bool {
     let trimmed = value.trim();
-    if trimmed.len() < 3 || is_placeholder(trimmed) || has_template_hole(value) {
+    if trimmed.chars().count() < 3 || is_placeholder(trimmed) || has_template_hole(value) {
+        return false;
+    }
+    // `"…" + x + "…"` cut in the middle, a version or OID (`1.3.6.1.5.5.7.3.1`).
+    if trimmed.starts_with([',', ';', '+', ')'])
+        || (trimmed.bytes().all(|b| b.is_ascii_digit() || b == b'.')
+            && trimmed.bytes().filter(|&b| b == b'.').count() >= 2)
+    {
         return false;
     }
     let lower = trimmed.to_ascii_lowercase();
@@ -345,6 +359,15 @@ fn quoted_is_literal(value: &str, kind: &str) -> bool {
             | "text"
             | "bearer"
             | "basic"
+            | "yes"
+            | "no"
+            | "enabled"
+            | "disabled"
+            | "missing"
+            // fetch()'s `credentials:` modes
+            | "include"
+            | "omit"
+            | "same-origin"
     ) {
         return false;
     }
@@ -441,12 +464,17 @@ pub(super) fn is_placeholder(v: &str) -> bool {
     {
         return true;
     }
-    if v.starts_with('<') && v.ends_with('>') {
+    // `<password>`, and tokenizers' special tokens (`[PAD]`, `[UNK]`, `<s>`).
+    if (v.starts_with('<') && v.ends_with('>'))
+        || (v.starts_with('[') && v.ends_with(']') && !v.contains(' '))
+    {
         return true;
     }
+    // Masks, whole or as the last word (`****`, `xxxx`, `Bearer xxxx`).
     let lower = v.to_ascii_lowercase();
-    if v.len() >= 3
-        && lower
+    let last = lower.rsplit(' ').next().unwrap_or(&lower);
+    if last.len() >= 3
+        && last
             .bytes()
             .all(|b| matches!(b, b'*' | b'x' | b'.' | b'#' | b'-' | b'_' | b'?' | b':'))
     {
@@ -519,17 +547,43 @@ pub(super) fn looks_random(v: &str) -> bool {
     if letters == 0 || (digits == 0 && (v.len() < 20 || upper == 0 || lower == 0)) {
         return false;
     }
-    // Identifiers and dotted paths with a digit or two (`utf8_decode`, `os.path2`) are code.
-    let identifier = v.split(['.', ':']).all(|seg| {
-        seg.bytes()
-            .next()
-            .is_some_and(|b| b.is_ascii_alphabetic() || b == b'_')
-            && seg.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
-    });
-    if identifier && digits <= 2 && upper * 3 < letters {
+    // URLs and paths are not credentials (one with a password is the URL rule's).
+    if v.contains("://") || (v.contains('/') && v.contains('.') && !v.contains(['+', '='])) {
+        return false;
+    }
+    if is_code_path(v) {
         return false;
     }
     shannon_entropy(v) >= (3.0f64).min((v.len() as f64).log2() * 0.85)
+}
+
+/// An identifier or a path of them (`proc_macro2::TokenStream`, `crate::__u32`,
+/// `x25519_generate_private_key`, `TLS13_CHACHA20_POLY1305_SHA256`, `self.token2`): every
+/// part reads as a word, where random text mixes case and scatters digits.
+fn is_code_path(v: &str) -> bool {
+    v.split(['.', ':'])
+        .filter(|seg| !seg.is_empty())
+        .all(|seg| {
+            seg.bytes()
+                .next()
+                .is_some_and(|b| b.is_ascii_alphabetic() || b == b'_')
+                && seg.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+                && seg.split('_').all(is_word)
+        })
+}
+
+/// `token`, `TOKEN`, `AccessToken`, `utf8`, `Curve25519Seed`: one case or camel humps, and at
+/// most one run of digits.
+fn is_word(part: &str) -> bool {
+    let b = part.as_bytes();
+    let digit_runs = b
+        .iter()
+        .enumerate()
+        .filter(|&(i, c)| c.is_ascii_digit() && (i == 0 || !b[i - 1].is_ascii_digit()))
+        .count();
+    let upper = b.iter().filter(|c| c.is_ascii_uppercase()).count();
+    let lower = b.iter().filter(|c| c.is_ascii_lowercase()).count();
+    digit_runs <= 1 && (upper == 0 || lower == 0 || upper * 3 < upper + lower)
 }
 
 fn shannon_entropy(v: &str) -> f64 {

@@ -276,7 +276,12 @@ pub(super) static RULES: &[Rule] = &[
         &["ntn_", "secret_"],
         r"\b(?:ntn_[0-9]{11}[A-Za-z0-9]{35}|secret_[A-Za-z0-9]{43})\b",
     ),
-    provider("facebook-token", &["EAA"], r"\bEAA[A-Za-z0-9]{90,}"),
+    // Not inside base64 (`…/EAAAA…` is common in encoded binaries).
+    provider(
+        "facebook-token",
+        &["EAA"],
+        r"(?:^|[^A-Za-z0-9+/=])(?P<s>EAA[A-Za-z0-9]{90,})",
+    ),
     provider(
         "mapbox-token",
         &["sk.eyJ"],
