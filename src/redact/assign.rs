@@ -242,15 +242,31 @@ fn find_operator_assignments(line: &str, out: &mut Vec<(usize, usize, &'static s
         if after.starts_with('=') || (op == ":" && after.starts_with(':')) {
             continue;
         }
-        let env_style = op == "=" && is_env_line(line, name_start, op_start);
+        let before = &line[..name_start];
+        let env = Env {
+            line: op == "=" && is_env_line(line, name_start, op_start),
+            flag: op == "="
+                && ["-e ", "--env ", "--env=", "--build-arg ", "--build-arg="]
+                    .iter()
+                    .any(|f| before.ends_with(f)),
+        };
         let yaml_style = op == ":"
             && line[..name_start]
                 .trim_start_matches([' ', '\t', '-'])
                 .is_empty();
-        if let Some((s, e)) = literal_value(line, op_end, kind, env_style, yaml_style) {
+        if let Some((s, e)) = literal_value(line, op_end, kind, env, yaml_style) {
             out.push((s, e, kind));
         }
     }
+}
+
+/// How an environment variable is being set, if it is: such values are literal text.
+#[derive(Clone, Copy)]
+struct Env {
+    /// `NAME=value` is the whole line.
+    line: bool,
+    /// `docker run -e NAME=value`, `--build-arg NAME=value`.
+    flag: bool,
 }
 
 /// `NAME=value` alone on its line: an env file, a shell line (`export`, `set`), a Dockerfile
@@ -274,7 +290,7 @@ fn literal_value(
     line: &str,
     from: usize,
     kind: &str,
-    env_style: bool,
+    env: Env,
     yaml_style: bool,
 ) -> Option<(usize, usize)> {
     let rest = &line[from..];
@@ -296,7 +312,7 @@ fn literal_value(
     }
     let end = rest
         .find(|c: char| {
-            c.is_whitespace() || matches!(c, ',' | ';' | ')' | '}' | '"' | '\'' | '`' | '<')
+            c.is_whitespace() || matches!(c, ',' | ';' | ')' | '}' | '"' | '\'' | '`' | '<' | '&')
         })
         .unwrap_or(rest.len());
     let token = &rest[..end];
@@ -304,8 +320,9 @@ fn literal_value(
         return None;
     }
     // In an env file the value runs to the end of the line; `auth=auth,` is a keyword argument.
+    // `docker run -e NAME=value …` passes one the same way.
     let after = rest[end..].trim_start();
-    if env_style && (after.is_empty() || after.starts_with('#')) {
+    if (env.line && (after.is_empty() || after.starts_with('#'))) || env.flag {
         return env_value_is_literal(token).then_some((start, start + end));
     }
     if yaml_style && kind == "password" {
@@ -492,6 +509,8 @@ pub(super) fn is_placeholder(v: &str) -> bool {
             | "your_password"
             | "yourpassword"
             | "your-password"
+            | "value"
+            | "val"
     )
 }
 

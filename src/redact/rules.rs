@@ -51,6 +51,17 @@ const fn named(label: &'static str, keywords: &'static [&'static str], re: &'sta
     }
 }
 
+/// Command-line flags that take a secret.
+const CLI_FLAGS: &[&str] = &[
+    "--pass",
+    "--token",
+    "--api-key",
+    "--apikey",
+    "--secret",
+    "--client-secret",
+    "--auth-token",
+];
+
 pub(super) static RULES: &[Rule] = &[
     // --- Cloud providers -------------------------------------------------------------------
     provider(
@@ -318,6 +329,41 @@ pub(super) static RULES: &[Rule] = &[
         "password",
         &["://"],
         r#"\b[A-Za-z][A-Za-z0-9+.\-]{1,20}://[^\s:/?#@"'<>\[\]]+:(?P<s>[^\s/@"'<>]+)@"#,
+    ),
+    named(
+        "url-secret",
+        &[
+            "password=",
+            "passwd=",
+            "pwd=",
+            "pass=",
+            "secret=",
+            "token=",
+            "apikey=",
+            "api_key=",
+        ],
+        r"(?i)[?&;](?:password|passwd|pwd|pass|client_secret|secret|access_token|token|api_?key)=(?P<s>[^&;\s\x22'#<>]{3,})",
+    ),
+    // `--password=…` is a value; `--password …` may be prose ("the --password option").
+    named(
+        "cli-secret",
+        CLI_FLAGS,
+        r#"(?:^|\s)--(?:password|passwd|token|api-key|apikey|secret|client-secret|auth-token)=["']?(?P<s>[^\s"'$-][^\s"']{2,})"#,
+    ),
+    Rule {
+        label: "cli-secret",
+        keywords: CLI_FLAGS,
+        detect: Detect::RandomRegex(
+            r#"(?:^|\s)--(?:password|passwd|token|api-key|apikey|secret|client-secret|auth-token)\s+["']?(?P<s>[^\s"'$-][^\s"']{2,})"#,
+        ),
+        priority: 2,
+    },
+    // `auth=("user", "…")` (requests), `HTTPBasicAuth("user", "…")`,
+    // `NetworkCredential("user", "…")`, `client.login("user", "…")`.
+    named(
+        "password",
+        &["auth", "credential", "login"],
+        r#"(?:\bauth\s*=\s*\(|(?i:BasicAuth|DigestAuth|Credentials?|PasswordAuthentication|basic_auth|\blogin)\()\s*["'][^"'\n]*["']\s*,\s*["'](?P<s>[^"'\n]{3,})["']"#,
     ),
     Rule {
         label: "private-key",

@@ -56,6 +56,8 @@ fn ordinary_code_is_untouched_and_borrowed() {
         "tokenData.packages_and_scopes_permission = packagesAndScopesPermission",
         "log.info('token', 'creating')",
         "'APPEND':       ('AUTH', 'SELECTED'),",
+        "information can be provided via the --username and --password options",
+        "let uri: Uri = \"/hello/world?key=value&foo=bar\".parse().unwrap();",
     ] {
         assert!(
             matches!(redact(code), Cow::Borrowed(_)),
