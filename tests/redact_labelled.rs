@@ -230,6 +230,10 @@ fn the_issues_own_examples() {
             "  passphrase: \"[REDACTED:password]\"",
         ),
         (
+            "  passphrase: correct horse battery staple",
+            "  passphrase: [REDACTED:password]",
+        ),
+        (
             "alerts go to https://hooks.slack.com/services/T0FAKE123/B0FAKE456/FakeWebhookSecret123456",
             "alerts go to https://hooks.slack.com/services/[REDACTED:slack-webhook]",
         ),

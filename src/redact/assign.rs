@@ -487,8 +487,16 @@ pub(super) fn is_placeholder(v: &str) -> bool {
     {
         return true;
     }
-    // Masks, whole or as the last word (`****`, `xxxx`, `Bearer xxxx`).
+    // Masks, whole or as the last word (`****`, `xxxx`, `Bearer xxxx`), and documentation's
+    // stand-ins (`YOUR_API_KEY`, `your-token-here`, `REPLACE_ME`).
     let lower = v.to_ascii_lowercase();
+    if ["your", "replace", "insert", "enter"]
+        .iter()
+        .any(|p| lower.starts_with(p))
+        || lower.ends_with("here")
+    {
+        return true;
+    }
     let last = lower.rsplit(' ').next().unwrap_or(&lower);
     if last.len() >= 3
         && last

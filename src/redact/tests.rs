@@ -57,6 +57,20 @@ fn ordinary_code_is_untouched_and_borrowed() {
         "log.info('token', 'creating')",
         "'APPEND':       ('AUTH', 'SELECTED'),",
         "information can be provided via the --username and --password options",
+        // Code in other languages, and documentation's stand-ins.
+        "password := r.FormValue(\"password\")",
+        "type Props = { token: string; onLogin: () => void }",
+        "read -rsp \"Password: \" PASSWORD",
+        "token: ${{ secrets.GITHUB_TOKEN }}",
+        "token = \"Bearer \" + access_token",
+        "api_key = os.getenv(\"OPENAI_API_KEY\", \"\")",
+        "headers[\"Authorization\"] = f\"Bearer {token}\"",
+        "Authorization: Bearer YOUR_API_KEY",
+        "  password: The password used to log in.",
+        "    secret_key: Optional[str] = None",
+        "TOKEN_EXPIRY=3600",
+        "db_password: \"{{ lookup('env', 'DB_PASSWORD') }}\"",
+        "echo \"$GITHUB_TOKEN\" | docker login ghcr.io -u USERNAME --password-stdin",
         "let uri: Uri = \"/hello/world?key=value&foo=bar\".parse().unwrap();",
     ] {
         assert!(
