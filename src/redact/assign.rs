@@ -599,18 +599,22 @@ fn is_code_path(v: &str) -> bool {
         })
 }
 
-/// `token`, `TOKEN`, `AccessToken`, `utf8`, `Curve25519Seed`: one case or camel humps, and at
-/// most one run of digits.
+/// `token`, `TOKEN`, `AccessToken`, `Win32`, `OSLGetMarkTokenProcPtr`: one case, or camel
+/// humps whose lowercase runs are word-like (random text alternates case every letter or
+/// two), and at most one run of digits.
 fn is_word(part: &str) -> bool {
     let b = part.as_bytes();
-    let digit_runs = b
-        .iter()
-        .enumerate()
-        .filter(|&(i, c)| c.is_ascii_digit() && (i == 0 || !b[i - 1].is_ascii_digit()))
-        .count();
+    let starts = |pred: fn(&u8) -> bool| {
+        b.iter()
+            .enumerate()
+            .filter(|&(i, c)| pred(c) && (i == 0 || !pred(&b[i - 1])))
+            .count()
+    };
+    let digit_runs = starts(u8::is_ascii_digit);
+    let lower_runs = starts(u8::is_ascii_lowercase);
     let upper = b.iter().filter(|c| c.is_ascii_uppercase()).count();
     let lower = b.iter().filter(|c| c.is_ascii_lowercase()).count();
-    digit_runs <= 1 && (upper == 0 || lower == 0 || upper * 3 < upper + lower)
+    digit_runs <= 1 && (upper == 0 || lower == 0 || lower >= 2 * lower_runs)
 }
 
 fn shannon_entropy(v: &str) -> f64 {

@@ -57,6 +57,8 @@ fn ordinary_code_is_untouched_and_borrowed() {
         "log.info('token', 'creating')",
         "'APPEND':       ('AUTH', 'SELECTED'),",
         "information can be provided via the --username and --password options",
+        "pub Password: super::super::super::Win32::Foundation::UNICODE_STRING,",
+        "pub type OSLGetMarkTokenUPP = OSLGetMarkTokenProcPtr;",
         // Code in other languages, and documentation's stand-ins.
         "password := r.FormValue(\"password\")",
         "type Props = { token: string; onLogin: () => void }",
