@@ -129,6 +129,7 @@ impl fmt::Display for SensitiveError {
 impl std::error::Error for SensitiveError {}
 
 /// The sensitive-file rules in force for one project.
+#[derive(Clone, Debug)]
 pub struct SensitiveFiles {
     root: PathBuf,
     /// Highest precedence first: project, global, built-in.

@@ -11,6 +11,7 @@
 
 mod assign;
 mod keys;
+mod literal;
 mod rules;
 
 use std::borrow::Cow;
@@ -245,9 +246,9 @@ impl Engine {
                         };
                         let secret = m.as_str();
                         let ok = if random {
-                            assign::looks_random(secret)
+                            literal::looks_random(secret)
                         } else {
-                            !assign::is_placeholder(secret)
+                            !literal::is_placeholder(secret)
                         };
                         if ok {
                             push(m.start(), m.end(), c.rule.label);
