@@ -393,9 +393,7 @@ mod tests {
         assert_eq!(s.rule_count(), BUILT_IN.len());
 
         std::fs::write(dir.path().join(PROJECT_FILE), "ok.txt\nbad{.txt\n").unwrap();
-        let err = SensitiveFiles::load(dir.path(), None)
-            .err()
-            .expect("a bad glob is an error");
+        let err = SensitiveFiles::load(dir.path(), None).expect_err("a bad glob is an error");
         let msg = err.to_string();
         assert!(
             msg.contains(".miraignore") && msg.contains("line 2"),
