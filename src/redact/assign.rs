@@ -15,7 +15,9 @@ use super::literal::{
 /// Text one of which every secret-looking name contains (the prefilter's keywords).
 #[rustfmt::skip]
 pub(super) const KEYWORDS: &[&str] = &[
-    "token", "secret", "pass", "pw", "credential", "auth", "apikey", "api_key", "api-key",
+    "token", "secret", "passw", "passphrase", "_pass", "pass_", "pass=", "pass:", "pass\"",
+    "pass'", "pass ", "-pass", ".pass", "pw", "credential", "auth\"", "auth'", "auth=",
+    "auth:", "auth ", "_auth", "authkey", "auth_key", "auth-key", "apikey", "api_key", "api-key",
     "api.key", "privatekey", "private_key", "private-key", "private.key", "accesskey",
     "access_key", "access-key", "access.key", "signingkey", "signing_key", "signing-key",
     "encryptionkey", "encryption_key", "encryption-key", "masterkey", "master_key",
@@ -28,27 +30,28 @@ pub(super) const KEYWORDS: &[&str] = &[
 ];
 
 /// The last word of a name that makes it metadata about a secret rather than the secret.
+/// Sorted, for `binary_search`.
 #[rustfmt::skip]
 const METADATA: &[&str] = &[
-    "count", "counts", "num", "number", "state", "status", "len", "length", "size", "type", "types", "kind",
-    "name", "names", "field", "fields", "id", "ids", "hash", "hashed", "hasher", "header",
-    "headers", "env", "var", "variable", "file", "filename", "files", "path", "paths", "dir",
-    "url", "uri", "urls", "endpoint", "prefix", "suffix", "pattern", "regex", "re", "label",
-    "prompt", "message", "msg", "hint", "help", "placeholder", "mode", "policy", "format",
-    "fmt", "max", "min", "limit", "expiry", "expires", "expiration", "exp", "ttl", "timeout",
-    "provider", "class", "attr", "attribute", "param", "parameter", "location", "required",
-    "enabled", "enable", "disabled", "flag", "option", "options", "validator", "validation",
-    "error", "errors", "input", "widget", "title", "desc", "description", "icon", "store",
-    "manager", "service", "factory", "handler", "callback", "fn", "func", "function", "method",
-    "request", "response", "req", "res", "result", "index", "idx", "offset", "start", "end",
-    "pos", "position", "line", "col", "column", "list", "map", "dict", "set", "cache", "source",
-    "src", "version", "ver", "algorithm", "alg", "scheme", "strategy", "generator", "encoding",
-    "schema", "spec", "config", "settings", "template", "mask", "masked", "redacted", "visible",
-    "hidden", "cmd", "command", "arg", "args", "usage", "doc", "docs", "note", "comment",
-    "check", "valid", "invalid", "expired", "present", "exists", "missing", "ref", "refs",
-    "slot", "kinds", "mgr", "lookup", "loader", "reader", "writer", "parser", "builder",
-    "client", "is", "has", "use", "uses", "new", "old", "str", "string", "bytes", "chars",
-    "text", "value_type", "desc", "stream", "iter", "at", "in", "by", "to",
+    "alg", "algorithm", "arg", "args", "at", "attr", "attribute", "builder", "by", "bytes",
+    "cache", "callback", "chars", "check", "class", "client", "cmd", "col", "column", "command",
+    "comment", "config", "count", "counts", "desc", "description", "dict", "dir", "disabled",
+    "doc", "docs", "enable", "enabled", "encoding", "end", "endpoint", "env", "error", "errors",
+    "exists", "exp", "expiration", "expired", "expires", "expiry", "factory", "field", "fields",
+    "file", "filename", "files", "flag", "fmt", "fn", "format", "func", "function", "generator",
+    "handler", "has", "hash", "hashed", "hasher", "header", "headers", "help", "hidden", "hint",
+    "icon", "id", "ids", "idx", "in", "index", "input", "invalid", "is", "iter", "kind",
+    "kinds", "label", "len", "length", "limit", "line", "list", "loader", "location", "lookup",
+    "manager", "map", "mask", "masked", "max", "message", "method", "mgr", "min", "missing",
+    "mode", "msg", "name", "names", "new", "note", "num", "number", "offset", "old", "option",
+    "options", "param", "parameter", "parser", "path", "paths", "pattern", "placeholder",
+    "policy", "pos", "position", "prefix", "present", "prompt", "provider", "re", "reader",
+    "redacted", "ref", "refs", "regex", "req", "request", "required", "res", "response",
+    "result", "schema", "scheme", "service", "set", "settings", "size", "slot", "source",
+    "spec", "src", "start", "state", "status", "store", "str", "strategy", "stream", "string",
+    "suffix", "template", "text", "timeout", "title", "to", "ttl", "type", "types", "uri",
+    "url", "urls", "usage", "use", "uses", "valid", "validation", "validator", "value_type",
+    "var", "variable", "ver", "version", "visible", "widget", "writer",
 ];
 
 /// Qualifiers that make a plain `key` a credential (`api_key`, `signing_key`, …).
@@ -79,7 +82,7 @@ pub(super) fn name_kind(name: &str) -> Option<&'static str> {
         words.insert(0, q);
     }
     let last = words.last()?;
-    if METADATA.contains(&last.as_str()) {
+    if METADATA.binary_search(&last.as_str()).is_ok() {
         return None;
     }
     let mut kind = None;
@@ -349,6 +352,11 @@ fn closing_quote(s: &str, q: u8) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn metadata_words_are_sorted_for_binary_search() {
+        assert!(METADATA.is_sorted());
+    }
 
     #[test]
     fn names_that_say_secret() {

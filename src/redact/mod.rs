@@ -6,8 +6,9 @@
 //! values), plus the exact API keys Mira itself was configured with. A secret becomes
 //! `[REDACTED:<label>]`; the name it was assigned to stays, so the text still reads.
 //!
-//! Clean text must be cheap: one Aho-Corasick pass finds every rule's keywords at once, and only
-//! the lines holding a keyword are handed to the rules that keyword belongs to.
+//! Clean text must be cheap: one leftmost Aho-Corasick pass over the text finds the lines that
+//! hold any rule's keyword; on those lines only, an overlapping pass lists the keywords there,
+//! and only the rules those keywords belong to run, on that line alone.
 
 mod assign;
 mod keys;
@@ -112,9 +113,17 @@ struct Compiled {
 
 struct Engine {
     rules: Vec<Compiled>,
-    /// Case-sensitive keywords (provider prefixes) and case-folded ones (names), with the
-    /// rules each keyword may start.
-    keywords: (AhoCorasick, Vec<RuleSet>),
+    keywords: Keywords,
+}
+
+/// Every rule's keywords, case-folded, twice: a leftmost automaton that finds the lines
+/// holding any keyword at full speed, and an overlapping one that lists exactly which
+/// keywords (so which rules) are on such a line.
+struct Keywords {
+    lines: AhoCorasick,
+    exact: AhoCorasick,
+    /// The rules each keyword starts.
+    rules: Vec<RuleSet>,
 }
 
 static ENGINE: LazyLock<Engine> = LazyLock::new(Engine::new);
@@ -129,9 +138,12 @@ impl Engine {
             .iter()
             .map(|rule| {
                 let re = match rule.detect {
-                    Detect::Regex(p) | Detect::RandomRegex(p) => {
-                        Some(Regex::new(p).expect("valid redaction pattern"))
-                    }
+                    // ASCII word boundaries: with Unicode ones the fast regex engines give up
+                    // on any line holding a non-ASCII character.
+                    Detect::Regex(p) | Detect::RandomRegex(p) => Some(
+                        Regex::new(&p.replace(r"\b", r"(?-u:\b)"))
+                            .expect("valid redaction pattern"),
+                    ),
                     _ => None,
                 };
                 let group = re
@@ -142,74 +154,48 @@ impl Engine {
             .collect();
         Engine {
             rules,
-            keywords: automaton(),
+            keywords: Keywords::new(),
         }
     }
 
     fn scan(&self, text: &str, spans: &mut Vec<Span>) {
-        let mut lines = Vec::new();
-        let (ac, sets) = &self.keywords;
-        self.candidate_lines(text, ac, sets, &mut lines, spans);
-        lines.sort_unstable_by_key(|l: &(usize, usize, RuleSet)| l.0);
-        let mut i = 0;
-        while i < lines.len() {
-            let (start, end, mut set) = lines[i];
-            i += 1;
-            while i < lines.len() && lines[i].0 == start {
-                set |= lines[i].2;
-                i += 1;
-            }
-            self.scan_line(&text[start..end], start, set, spans);
+        let mut at = 0;
+        while let Some(m) = self.keywords.lines.find(&text[at..]) {
+            let hit = at + m.start();
+            let start = text[..hit].rfind('\n').map_or(0, |i| i + 1);
+            let end = text[hit..].find('\n').map_or(text.len(), |i| hit + i);
+            self.scan_candidate(text, start, end, spans);
+            at = end;
         }
     }
 
-    /// Lines holding a keyword, with the rules to try on each. Rules that read across lines
-    /// (private key blocks) run here, at the keyword itself.
-    fn candidate_lines(
-        &self,
-        text: &str,
-        ac: &AhoCorasick,
-        sets: &[RuleSet],
-        lines: &mut Vec<(usize, usize, RuleSet)>,
-        spans: &mut Vec<Span>,
-    ) {
-        let mut current: Option<(usize, usize, RuleSet)> = None;
-        for m in ac.find_iter(text) {
-            let mut set = sets[m.pattern().as_usize()];
-            for bit in bits(set) {
-                let c = &self.rules[bit];
-                let found = match c.rule.detect {
-                    Detect::PemBlock => keys::pem_block(text, m.start()),
-                    Detect::PuttyPrivateLines => keys::putty_private_lines(text, m.start()),
-                    _ => continue,
+    /// A line holding at least one keyword: the rules its keywords start. Rules that read
+    /// across lines (private key blocks) run at the keyword itself.
+    fn scan_candidate(&self, text: &str, start: usize, end: usize, spans: &mut Vec<Span>) {
+        let line = &text[start..end];
+        let mut set: RuleSet = 0;
+        for m in self.keywords.exact.find_overlapping_iter(line) {
+            for bit in bits(self.keywords.rules[m.pattern().as_usize()]) {
+                let found = match self.rules[bit].rule.detect {
+                    Detect::PemBlock => keys::pem_block(text, start + m.start()),
+                    Detect::PuttyPrivateLines => keys::putty_private_lines(text, start + m.start()),
+                    _ => {
+                        set |= 1 << bit;
+                        continue;
+                    }
                 };
-                set &= !(1 << bit);
-                if let Some((start, end)) = found {
+                if let Some((s, e)) = found {
+                    let rule = self.rules[bit].rule;
                     spans.push(Span {
-                        start,
-                        end,
-                        label: c.rule.label,
-                        priority: c.rule.priority,
+                        start: s,
+                        end: e,
+                        label: rule.label,
+                        priority: rule.priority,
                     });
                 }
             }
-            if set == 0 {
-                continue;
-            }
-            match &mut current {
-                Some((s, e, cur)) if (*s..*e).contains(&m.start()) => *cur |= set,
-                _ => {
-                    let start = text[..m.start()].rfind('\n').map_or(0, |i| i + 1);
-                    let end = text[m.start()..]
-                        .find('\n')
-                        .map_or(text.len(), |i| m.start() + i);
-                    if let Some(done) = current.replace((start, end, set)) {
-                        lines.push(done);
-                    }
-                }
-            }
         }
-        lines.extend(current);
+        self.scan_line(line, start, set, spans);
     }
 
     fn scan_line(&self, line: &str, offset: usize, set: RuleSet, spans: &mut Vec<Span>) {
@@ -239,11 +225,15 @@ impl Engine {
                 }
                 (Detect::Regex(_) | Detect::RandomRegex(_), Some(re)) => {
                     let random = matches!(c.rule.detect, Detect::RandomRegex(_));
-                    for caps in re.captures_iter(line) {
-                        let Some(m) = c.group.and_then(|g| caps.get(g)).or_else(|| caps.get(0))
-                        else {
-                            continue;
-                        };
+                    // Capture groups cost a slower engine: only rules with `s` ask for them.
+                    let found: Vec<regex::Match> = match c.group {
+                        Some(g) => re
+                            .captures_iter(line)
+                            .filter_map(|caps| caps.get(g))
+                            .collect(),
+                        None => re.find_iter(line).collect(),
+                    };
+                    for m in found {
                         let secret = m.as_str();
                         let ok = if random {
                             literal::looks_random(secret)
@@ -276,72 +266,38 @@ fn redaction_markers(line: &str) -> Vec<(usize, usize)> {
     out
 }
 
-/// One case-folded automaton over the keywords of every rule.
-fn automaton() -> (AhoCorasick, Vec<RuleSet>) {
-    let mut keywords: Vec<String> = Vec::new();
-    let mut sets: Vec<RuleSet> = Vec::new();
-    for (bit, rule) in RULES.iter().enumerate() {
-        for k in rule.keywords {
-            let k = k.to_ascii_lowercase();
-            match keywords.iter().position(|x| *x == k) {
-                Some(i) => sets[i] |= 1 << bit,
-                None => {
-                    keywords.push(k);
-                    sets.push(1 << bit);
+impl Keywords {
+    fn new() -> Keywords {
+        let mut keywords: Vec<String> = Vec::new();
+        let mut rules: Vec<RuleSet> = Vec::new();
+        for (bit, rule) in RULES.iter().enumerate() {
+            for k in rule.keywords {
+                let k = k.to_ascii_lowercase();
+                match keywords.iter().position(|x| *x == k) {
+                    Some(i) => rules[i] |= 1 << bit,
+                    None => {
+                        keywords.push(k);
+                        rules.push(1 << bit);
+                    }
                 }
             }
         }
-    }
-    // The search is leftmost, non-overlapping (far faster than overlapping): a keyword can then
-    // hide another that starts inside it, so each keyword also starts the rules of every
-    // keyword it contains or runs into. Rules anchored at a word boundary (`\b` + prefix)
-    // cannot match where the hidden keyword starts right after a word character.
-    let anchored: RuleSet = RULES
-        .iter()
-        .enumerate()
-        .filter(|(_, r)| matches!(r.detect, Detect::Regex(p) | Detect::RandomRegex(p) if p.starts_with(r"\b")))
-        .fold(0, |set, (bit, _)| set | 1 << bit);
-    let widened = (0..keywords.len())
-        .map(|i| {
-            (0..keywords.len()).fold(sets[i], |set, j| match hidden(&keywords[i], &keywords[j]) {
-                Hidden::No => set,
-                Hidden::AfterWordChar => set | (sets[j] & !anchored),
-                Hidden::Yes => set | sets[j],
-            })
-        })
-        .collect();
-    let ac = AhoCorasickBuilder::new()
-        .ascii_case_insensitive(true)
-        .match_kind(MatchKind::LeftmostFirst)
-        .kind(Some(AhoCorasickKind::DFA))
-        // Many short keywords: a prefilter would fire constantly and only slow the DFA down.
-        .prefilter(false)
-        .build(&keywords)
-        .expect("valid redaction keywords");
-    (ac, widened)
-}
-
-enum Hidden {
-    No,
-    AfterWordChar,
-    Yes,
-}
-
-/// Whether a match of `a` can hide `b`: `b` lies inside `a`, or starts inside it (at its
-/// first byte too: `sk` is reported where `sk.eyJ` also starts) and runs on.
-fn hidden(a: &str, b: &str) -> Hidden {
-    if a.contains(b) || b.starts_with(a) {
-        return Hidden::Yes;
-    }
-    let word = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
-    let mut found = Hidden::No;
-    for i in (1..a.len()).filter(|&i| b.starts_with(&a[i..])) {
-        if !(word(a.as_bytes()[i - 1]) && word(a.as_bytes()[i])) {
-            return Hidden::Yes;
+        let build = |kind: MatchKind| {
+            AhoCorasickBuilder::new()
+                .ascii_case_insensitive(true)
+                .match_kind(kind)
+                .kind(Some(AhoCorasickKind::DFA))
+                // Many short keywords: a prefilter would fire constantly and slow the DFA.
+                .prefilter(false)
+                .build(&keywords)
+                .expect("valid redaction keywords")
+        };
+        Keywords {
+            lines: build(MatchKind::LeftmostFirst),
+            exact: build(MatchKind::Standard),
+            rules,
         }
-        found = Hidden::AfterWordChar;
     }
-    found
 }
 
 fn bits(mut set: RuleSet) -> impl Iterator<Item = usize> {

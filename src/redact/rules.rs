@@ -51,6 +51,16 @@ const fn named(label: &'static str, keywords: &'static [&'static str], re: &'sta
     }
 }
 
+/// `SK` and `key-` followed by a hex digit: Twilio and Mailgun key prefixes.
+const HEX_AFTER_SK: &[&str] = &[
+    "sk0", "sk1", "sk2", "sk3", "sk4", "sk5", "sk6", "sk7", "sk8", "sk9", "ska", "skb", "skc",
+    "skd", "ske", "skf",
+];
+const HEX_AFTER_KEY: &[&str] = &[
+    "key-0", "key-1", "key-2", "key-3", "key-4", "key-5", "key-6", "key-7", "key-8", "key-9",
+    "key-a", "key-b", "key-c", "key-d", "key-e", "key-f",
+];
+
 /// Command-line flags that take a secret.
 const CLI_FLAGS: &[&str] = &[
     "--pass",
@@ -113,7 +123,7 @@ pub(super) static RULES: &[Rule] = &[
     provider("alibaba-access-key", &["LTAI"], r"\bLTAI[A-Za-z0-9]{20}\b"),
     named(
         "datadog-key",
-        &["datadog", "dd_", "dd-"],
+        &["datadog", "dd_api", "dd_app", "dd-api", "dd-app"],
         r#"(?i)(?:datadog|\bdd)[_\-.]?(?:api|app|application)[_\-.]?key["']?\s*(?:=>|:=|[:=])\s*["']?(?P<s>[a-f0-9]{32,40})\b"#,
     ),
     provider(
@@ -262,9 +272,16 @@ pub(super) static RULES: &[Rule] = &[
         &["SG."],
         r"\bSG\.[A-Za-z0-9_\-]{16,32}\.[A-Za-z0-9_\-]{16,64}",
     ),
-    provider("twilio-api-key", &["SK"], r"\bSK[0-9a-fA-F]{32}\b"),
-    provider("mailgun-key", &["key-"], r"\bkey-[0-9a-f]{32}\b"),
-    provider("mailchimp-key", &["-us"], r"\b[0-9a-f]{32}-us[0-9]{1,2}\b"),
+    // Keywords carry the first hex digit: a bare `sk` is in every `task` and `disk`.
+    provider("twilio-api-key", HEX_AFTER_SK, r"\bSK[0-9a-fA-F]{32}\b"),
+    provider("mailgun-key", HEX_AFTER_KEY, r"\bkey-[0-9a-f]{32}\b"),
+    provider(
+        "mailchimp-key",
+        &[
+            "-us0", "-us1", "-us2", "-us3", "-us4", "-us5", "-us6", "-us7", "-us8", "-us9",
+        ],
+        r"\b[0-9a-f]{32}-us[0-9]{1,2}\b",
+    ),
     provider(
         "telegram-bot-token",
         &[":AA"],
@@ -322,7 +339,7 @@ pub(super) static RULES: &[Rule] = &[
     ),
     named(
         "password",
-        &["machine"],
+        &["login"],
         r"\bmachine\s+\S+\s+login\s+\S+\s+password\s+(?P<s>\S+)",
     ),
     named(
@@ -362,7 +379,14 @@ pub(super) static RULES: &[Rule] = &[
     // `NetworkCredential("user", "…")`, `client.login("user", "…")`.
     named(
         "password",
-        &["auth", "credential", "login"],
+        &[
+            "auth=",
+            "auth ",
+            "auth(",
+            "authentication(",
+            "credential",
+            "login(",
+        ],
         r#"(?:\bauth\s*=\s*\(|(?i:BasicAuth|DigestAuth|Credentials?|PasswordAuthentication|basic_auth|\blogin)\()\s*["'][^"'\n]*["']\s*,\s*["'](?P<s>[^"'\n]{3,})["']"#,
     ),
     Rule {
