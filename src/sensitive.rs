@@ -80,6 +80,15 @@ pub fn global_path(xdg_config_home: Option<&Path>, home: Option<&Path>) -> Optio
         .or_else(|| home.map(|h| h.join(".config/mira/miraignore")))
 }
 
+/// The rules in force for the project at `root`: the built-in list, its `.miraignore` and
+/// the global file found through this process's `XDG_CONFIG_HOME` / `HOME`.
+pub fn load_for(root: &Path) -> Result<SensitiveFiles, SensitiveError> {
+    let xdg = std::env::var_os("XDG_CONFIG_HOME").map(PathBuf::from);
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let global = global_path(xdg.as_deref(), home.as_deref());
+    SensitiveFiles::load(root, global.as_deref())
+}
+
 /// Which list a rule comes from.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Source {

@@ -187,3 +187,53 @@ fn a_closed_stdout_ends_the_program_quietly() {
     );
     assert_eq!(out.status.code(), Some(0), "{err}");
 }
+
+#[test]
+fn doctor_reports_redaction_rules_and_the_miraignore_files_in_force() {
+    let tmp = tempfile::tempdir().unwrap();
+    let project = tmp.path().join("project");
+    std::fs::create_dir_all(project.join(".git")).unwrap();
+    std::fs::write(project.join(".miraignore"), "config/prod.toml\n").unwrap();
+    std::fs::create_dir_all(tmp.path().join(".config/mira")).unwrap();
+    std::fs::write(tmp.path().join(".config/mira/miraignore"), "*.secret\n").unwrap();
+    let out = mira(tmp.path())
+        .current_dir(&project)
+        .arg("doctor")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}");
+    let rules = mira::redact::rule_count();
+    assert!(rules > 40, "{rules}");
+    assert!(
+        stdout.contains(&format!("redaction  {rules} rules")),
+        "{stdout}"
+    );
+    let project_file = project.canonicalize().unwrap().join(".miraignore");
+    assert!(
+        stdout.contains(&format!("miraignore {}", project_file.display())),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains(&format!(
+            "miraignore {}",
+            tmp.path().join(".config/mira/miraignore").display()
+        )),
+        "{stdout}"
+    );
+    assert!(stdout.contains("sensitive files withheld"), "{stdout}");
+
+    // A broken rule is a configuration problem that names the file and line.
+    std::fs::write(project.join(".miraignore"), "bad{.txt\n").unwrap();
+    let out = mira(tmp.path())
+        .current_dir(&project)
+        .arg("doctor")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains(".miraignore") && stderr.contains("line 1"),
+        "{stderr}"
+    );
+}

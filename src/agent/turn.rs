@@ -24,7 +24,7 @@ use super::conversation::{self, NewTurn, ToolCallRecord, ToolOutcome, TurnEnd, T
 use super::host::{TurnEvent, TurnHost, TurnOutcome};
 use super::router;
 use super::summarize;
-use super::tools::{Registry, ToolContext, ToolError};
+use super::tools::{FileGuard, Registry, ToolContext, ToolError};
 use crate::redact::redact_with;
 
 #[derive(Clone, Debug)]
@@ -43,6 +43,8 @@ pub struct AgentSettings {
     pub budgets: Budgets,
     pub summarize_after_tokens: usize,
     pub artifact_bytes: usize,
+    /// `agent.allow_sensitive`: file tools may open sensitive files (content still redacted).
+    pub allow_sensitive: bool,
 }
 
 impl Default for AgentSettings {
@@ -67,6 +69,7 @@ impl AgentSettings {
             },
             summarize_after_tokens: c.summarize_after_tokens,
             artifact_bytes: c.artifact_bytes.max(1024),
+            allow_sensitive: c.allow_sensitive,
         }
     }
 }
@@ -354,6 +357,7 @@ impl Agent {
         // Within the tool loop the chain head is always ours: with `responses_store`, each
         // call after the first sends only what is new since the previous response.
         let mut previous: Option<Previous> = None;
+        let files = FileGuard::load(&ask.project.root, self.settings.allow_sensitive);
         let cx = ToolContext {
             root: &ask.project.root,
             store: &self.store,
@@ -361,6 +365,7 @@ impl Agent {
             host,
             bash: self.settings.bash,
             cancel,
+            files: &files,
         };
 
         let status = 'turn: loop {
@@ -533,7 +538,7 @@ impl Agent {
 
         out.status = status;
         out.cost_usd = priced.then_some(cost);
-        let end_error = out.error.clone();
+        let end_error = out.error.as_deref().map(|e| self.redact(e));
         let usage = out.usage;
         let cost_usd = out.cost_usd;
         let r = self
@@ -610,6 +615,7 @@ impl Agent {
             Err(e) => (ToolOutcome::Error, format!("error: {e}"), e.to_string()),
         };
         let content = self.redact(&content);
+        let line = self.redact(&line);
         let ok = outcome == ToolOutcome::Ok;
         // Large output: keep it whole as an artifact, send a preview and how to page it.
         let (content, artifact) = if content.len() > self.settings.artifact_bytes {
