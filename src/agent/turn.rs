@@ -25,7 +25,7 @@ use super::host::{TurnEvent, TurnHost, TurnOutcome};
 use super::router;
 use super::summarize;
 use super::tools::{FileGuard, Registry, ToolContext, ToolError};
-use crate::redact::redact_with;
+use crate::redact::{redact_json, redact_with};
 
 #[derive(Clone, Debug)]
 pub struct Limits {
@@ -166,6 +166,12 @@ impl Agent {
     fn redact(&self, text: &str) -> String {
         let known: Vec<&str> = self.secrets.iter().map(|s| s.expose_secret()).collect();
         redact_with(text, &known).into_owned()
+    }
+
+    /// Tool-call arguments: each JSON string value is redacted as the text it decodes to.
+    fn redact_args(&self, text: &str) -> String {
+        let known: Vec<&str> = self.secrets.iter().map(|s| s.expose_secret()).collect();
+        redact_json(text, &known).into_owned()
     }
 
     async fn db<T: Send + 'static>(
@@ -450,7 +456,7 @@ impl Agent {
                     Item::Assistant(t) => Item::Assistant(self.redact(&t)),
                     Item::ToolCall(mut c) => {
                         // Replacements keep JSON valid: the marker has no quotes or backslashes.
-                        c.arguments = self.redact(&c.arguments);
+                        c.arguments = self.redact_args(&c.arguments);
                         Item::ToolCall(c)
                     }
                     Item::Reasoning(mut r) => {
@@ -678,7 +684,7 @@ impl Agent {
         duration_ms: u64,
     ) -> Result<(), String> {
         let (call, result, summary) = (call.clone(), result.clone(), summary.to_string());
-        let arguments = self.redact(&call.arguments);
+        let arguments = self.redact_args(&call.arguments);
         self.db(move |s| {
             s.write(|tx| {
                 conversation::append(tx, turn, &Item::ToolResult(result.clone()), false)?;

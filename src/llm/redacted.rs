@@ -4,7 +4,7 @@
 
 use std::borrow::Cow;
 
-use crate::redact::redact_with;
+use crate::redact::{redact_json, redact_with};
 
 use super::{Item, Request};
 
@@ -32,7 +32,7 @@ impl Request {
                 Item::ToolCall(c) => {
                     let mut c = c.clone();
                     // The marker has no quotes or backslashes, so JSON arguments stay valid.
-                    c.arguments = r(&c.arguments);
+                    c.arguments = redact_json(&c.arguments, known).into_owned();
                     Item::ToolCall(c)
                 }
                 Item::ToolResult(x) => {

@@ -11,9 +11,12 @@
 //! and only the rules those keywords belong to run, on that line alone.
 
 mod assign;
+mod json;
 mod keys;
 mod literal;
 mod rules;
+
+pub use json::redact_json;
 
 use std::borrow::Cow;
 use std::sync::LazyLock;
