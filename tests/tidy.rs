@@ -24,6 +24,7 @@ const FLOORS: &[(&str, u8)] = &[
     ("documents", 20),
     ("project", 20),
     ("redact", 20),
+    ("sensitive", 20),
 ];
 
 fn floor(module: &str) -> Option<u8> {
