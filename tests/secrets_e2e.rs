@@ -2,7 +2,8 @@
 //! the loopback mock provider in each wire format. A `.env` the model asks for (withheld; with
 //! `agent.allow_sensitive`, redacted), a secret typed in the question, one found by grep in an
 //! ordinary file and one the model asks to remember, plus one stored with `mira remember`: none
-//! reaches a request body, mira.db, its WAL, the transcript or the logs.
+//! reaches a request body, mira.db, its WAL, the transcript or the logs — nor does one in the
+//! model's own answer.
 
 mod common;
 mod mock_llm;
@@ -73,9 +74,9 @@ fn script(mock: &MockLlm) {
             .call("c2", "grep", r#"{"pattern":"TOKEN"}"#)
             .call("c3", "remember", &remember.to_string()),
     );
-    mock.push_turn(&Turn::text(&[
-        "Done: the project reads its tokens from the environment.",
-    ]));
+    // The model's own output carries a secret too (as if it had seen one).
+    let answer = format!("It reads STRIPE_SECRET_KEY={STRIPE} from the environment.");
+    mock.push_turn(&Turn::text(&["Done: ", &answer]));
 }
 
 async fn run_turn(s: &Sandbox, mock: &MockLlm) {

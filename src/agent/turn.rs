@@ -545,6 +545,7 @@ impl Agent {
         out.status = status;
         out.cost_usd = priced.then_some(cost);
         let end_error = out.error.as_deref().map(|e| self.redact(e));
+        out.error = end_error.clone();
         let usage = out.usage;
         let cost_usd = out.cost_usd;
         let r = self
