@@ -208,7 +208,6 @@ fn main() {
         question: q.into(),
         project: project.clone(),
         editor: None,
-        focus: None,
         effort: None,
         source: "bench",
     };

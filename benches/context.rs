@@ -352,7 +352,6 @@ fn main() {
         question: q,
         project: project.clone(),
         editor: None,
-        focus: None,
         effort: None,
         source: "bench",
     };

@@ -2,7 +2,7 @@
 //!
 //! See ARCHITECTURE.md for the map. Floors, top to bottom (a module imports only from
 //! floors below its own): lsp · surface · agent · index, memory · llm, store, embed ·
-//! config · documents, project, redact.
+//! config · documents, project, redact, sensitive.
 
 pub mod agent;
 pub mod config;
@@ -15,6 +15,7 @@ pub mod lsp;
 pub mod memory;
 pub mod project;
 pub mod redact;
+pub mod sensitive;
 pub mod store;
 pub mod surface;
 pub mod text;

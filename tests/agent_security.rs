@@ -43,6 +43,13 @@ async fn paths_outside_the_root_and_escaping_symlinks_are_refused() {
     }
     let raw = &mock.requests()[1].raw;
     assert!(!raw.contains("root:x:0:0") && !raw.contains("outside secret words"));
+    // Refusals name no place outside the project (neither the link target nor /etc).
+    let outside_path = outside.path().canonicalize().unwrap();
+    assert!(
+        !raw.contains(outside_path.to_str().unwrap())
+            && raw.contains("refused: `…/etc` is outside"),
+        "{raw}"
+    );
     assert!(!outside.path().join("new.txt").exists());
     assert!(host.edits.lock().unwrap().is_empty());
 }
@@ -52,9 +59,17 @@ async fn a_key_inside_a_file_never_reaches_the_provider_or_the_database() {
     const KEY: &str = "sk-proj-Zx8Qw3Er5Ty7Ui9Op1As2Df4Gh6Jk8Lz";
     for wire in Wire::ALL {
         let s = Setup::new();
-        s.write(".env", &format!("OPENAI_API_KEY={KEY}\nDEBUG=1\n"));
+        // An ordinary file (a `.env` is withheld outright: tests/secrets_e2e.rs).
+        s.write(
+            "config/local.ini",
+            &format!("OPENAI_API_KEY={KEY}\nDEBUG=1\n"),
+        );
         let mock = MockLlm::start(wire).await;
-        mock.push_turn(&Turn::text(&["Reading it."]).call("c1", "read_file", r#"{"path":".env"}"#));
+        mock.push_turn(&Turn::text(&["Reading it."]).call(
+            "c1",
+            "read_file",
+            r#"{"path":"config/local.ini"}"#,
+        ));
         mock.push_turn(&Turn::text(&["It sets DEBUG and a key."]).call(
             "c2",
             "grep",
@@ -66,7 +81,7 @@ async fn a_key_inside_a_file_never_reaches_the_provider_or_the_database() {
         // The user pastes the key into the question too.
         let out = run(
             &agent,
-            s.ask(&format!("what is in .env? my key is {KEY}")),
+            s.ask(&format!("what is in config/local.ini? my key is {KEY}")),
             &host,
         )
         .await;

@@ -70,6 +70,9 @@ fn doctor_on_a_fresh_home_creates_only_the_data_dir_and_database() {
         .stdout(predicate::str::contains(".local/share/mira/mira.db"))
         .stdout(predicate::str::contains("integrity  ok"))
         .stdout(predicate::str::contains("store.home"))
+        // Token budgets are numbers, not secrets.
+        .stdout(predicate::str::is_match(r"agent\.context_tokens\s+= \d+").unwrap())
+        .stdout(predicate::str::is_match(r"agent\.summarize_after_tokens\s+= \d+").unwrap())
         .stdout(predicate::str::contains("No problems found."));
     assert_eq!(
         tree(&home),
@@ -157,4 +160,80 @@ fn doctor_refuses_a_database_from_a_newer_mira() {
         .assert()
         .code(1)
         .stderr(predicate::str::contains("newer Mira").and(predicate::str::contains("schema 999")));
+}
+
+/// `mira … | head -1`: the reader is gone before Mira writes; it exits quietly (no panic).
+#[test]
+fn a_closed_stdout_ends_the_program_quietly() {
+    let tmp = tempfile::tempdir().unwrap();
+    let home = tmp.path().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_mira"))
+        .arg("doctor")
+        .env_clear()
+        .env("HOME", &home)
+        .env("MIRA_HOME", tmp.path().join("mira"))
+        .current_dir(tmp.path())
+        .stdout(writer)
+        .stderr(std::process::Stdio::piped())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !err.contains("panicked") && !err.contains("Broken pipe"),
+        "{err}"
+    );
+    assert_eq!(out.status.code(), Some(0), "{err}");
+}
+
+#[test]
+fn doctor_reports_redaction_rules_and_the_miraignore_files_in_force() {
+    let tmp = tempfile::tempdir().unwrap();
+    let project = tmp.path().join("project");
+    std::fs::create_dir_all(project.join(".git")).unwrap();
+    std::fs::write(project.join(".miraignore"), "config/prod.toml\n").unwrap();
+    std::fs::create_dir_all(tmp.path().join(".config/mira")).unwrap();
+    std::fs::write(tmp.path().join(".config/mira/miraignore"), "*.secret\n").unwrap();
+    let out = mira(tmp.path())
+        .current_dir(&project)
+        .arg("doctor")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}");
+    let rules = mira::redact::rule_count();
+    assert!(rules > 40, "{rules}");
+    assert!(
+        stdout.contains(&format!("redaction  {rules} rules")),
+        "{stdout}"
+    );
+    let project_file = project.canonicalize().unwrap().join(".miraignore");
+    assert!(
+        stdout.contains(&format!("miraignore {}", project_file.display())),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains(&format!(
+            "miraignore {}",
+            tmp.path().join(".config/mira/miraignore").display()
+        )),
+        "{stdout}"
+    );
+    assert!(stdout.contains("sensitive files withheld"), "{stdout}");
+
+    // A broken rule is a configuration problem that names the file and line.
+    std::fs::write(project.join(".miraignore"), "bad{.txt\n").unwrap();
+    let out = mira(tmp.path())
+        .current_dir(&project)
+        .arg("doctor")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains(".miraignore") && stderr.contains("line 1"),
+        "{stderr}"
+    );
 }

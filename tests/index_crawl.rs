@@ -232,3 +232,62 @@ fn a_file_deleted_between_walk_and_read_is_dropped_quietly() {
     let rows = fx.store.read(|c| db::file_rows(c, fx.project)).unwrap();
     assert_eq!(rows.len(), 200);
 }
+
+#[test]
+fn sensitive_files_are_never_indexed_and_leave_when_miraignore_names_them() {
+    let f = fixture();
+    f.write("src/app.py", "def run():\n    pass\n");
+    f.write("src/prod_settings.py", "def database_url():\n    pass\n");
+    f.write("deploy/secrets.yaml", "name: x\n");
+    f.write(
+        "src/config.py",
+        "API_KEY = \"sk_live_51Hx9QaZk2Lp8Mn4Bv6Cx0Rt\"\n",
+    );
+    f.crawl(&CrawlOptions::default());
+    assert_eq!(f.symbol_names("src/prod_settings.py"), vec!["database_url"]);
+    assert!(
+        f.symbol_names("deploy/secrets.yaml").is_empty(),
+        "built-in list"
+    );
+    // A constant's signature holds its value: stored redacted.
+    let sig: String = f
+        .store
+        .read(|c| {
+            c.query_row(
+                "SELECT signature FROM symbols WHERE name = 'API_KEY'",
+                [],
+                |r| r.get(0),
+            )
+        })
+        .unwrap();
+    assert!(
+        sig.contains("[REDACTED:") && !sig.contains("51Hx9"),
+        "{sig}"
+    );
+
+    f.write(".miraignore", "src/prod_settings.py\n");
+    let (_, updates) = f.crawl(&CrawlOptions::default());
+    assert!(f.symbol_names("src/prod_settings.py").is_empty());
+    assert!(
+        updates
+            .iter()
+            .any(|u| matches!(u, FileUpdate::Removed { path } if path == "src/prod_settings.py")),
+        "{updates:?}"
+    );
+    let mut conn = f.store.connect().unwrap();
+    let abs = f.root.path().join("src/prod_settings.py");
+    std::fs::write(&abs, "def other():\n    pass\n").unwrap();
+    reindex_path(
+        &mut conn,
+        f.project,
+        f.root.path(),
+        &abs,
+        &CrawlOptions::default(),
+    )
+    .unwrap();
+    assert!(
+        f.symbol_names("src/prod_settings.py").is_empty(),
+        "the watcher path skips it too"
+    );
+    assert_eq!(f.symbol_names("src/app.py"), vec!["run"]);
+}

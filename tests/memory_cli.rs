@@ -289,3 +289,52 @@ fn goals_and_tasks_from_the_command_line() {
     assert_eq!(goals[0]["progress"], 50);
     assert_eq!(goals[0]["milestones"].as_array().unwrap().len(), 2);
 }
+
+#[test]
+fn remember_at_anchors_to_the_enclosing_symbol_and_mira_index_flags_it_stale() {
+    let sandbox = Sandbox::new();
+    let p = sandbox.project();
+    let lib = "fn keep() {}\n\nfn parse_port(s: &str) -> u16 {\n    s.parse().unwrap()\n}\n";
+    std::fs::write(p.join("lib.rs"), lib).unwrap();
+    let (code, out, err) = run(
+        &sandbox,
+        &p,
+        &[
+            "remember",
+            "--at",
+            "lib.rs:4",
+            "ports must stay below 65536",
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("about lib.rs::parse_port"), "{out}");
+    let (_, out, _) = run(&sandbox, &p, &["recall", "65536"]);
+    assert!(
+        out.contains("@ lib.rs::parse_port") && !out.contains("stale"),
+        "{out}"
+    );
+
+    std::fs::write(p.join("lib.rs"), lib.replace("unwrap()", "unwrap_or(80)")).unwrap();
+    let (code, out, err) = run(&sandbox, &p, &["index"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("anchors   1 memories about code changed state"),
+        "{out}"
+    );
+    let (_, out, _) = run(&sandbox, &p, &["recall", "65536"]);
+    assert!(
+        out.contains("@ lib.rs::parse_port (stale: the code changed)"),
+        "{out}"
+    );
+
+    for (at, want) in [
+        ("lib.rs:99", "past the end"),
+        ("nope.rs:1", "cannot read"),
+        ("lib.rs:2", "no function, method or type encloses"),
+        ("lib.rs", "not PATH:LINE"),
+    ] {
+        let (code, _, err) = run(&sandbox, &p, &["remember", "--at", at, "x y z"]);
+        assert_eq!(code, 2, "{at}: {err}");
+        assert!(err.contains(want), "{at}: {err}");
+    }
+}

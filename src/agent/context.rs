@@ -48,6 +48,7 @@ pub struct Budgets {
     pub memories: usize,
     pub conversation: usize,
     pub code: usize,
+    /// The symbol in focus (its definition, callers, callees, anchored memories).
     pub focus: usize,
     pub editor: usize,
 }
@@ -64,7 +65,7 @@ impl Default for Budgets {
             memories: 2_000,
             conversation: 2_000,
             code: 6_000,
-            focus: 4_000,
+            focus: 6_000,
             editor: 8_000,
         }
     }
@@ -91,6 +92,8 @@ pub struct EditorContext {
     /// Text around the cursor when nothing is selected.
     pub surrounding: Option<String>,
     pub diagnostics: Vec<String>,
+    /// The symbol the user asked about or is inside (editor actions).
+    pub symbol: Option<super::focus::SymbolFocus>,
 }
 
 impl EditorContext {
@@ -115,50 +118,6 @@ impl EditorContext {
             s.push_str("Diagnostics:\n");
             for d in &self.diagnostics {
                 s.push_str(&format!("- {d}\n"));
-            }
-        }
-        s
-    }
-}
-
-/// The symbol the user is asking about ("Ask Mira about this symbol", a code action, hover):
-/// filled by the editor surface from the live index, rendered as its own section.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Focus {
-    /// Qualified name.
-    pub symbol: String,
-    /// Root-relative path and 1-based line of the definition.
-    pub path: String,
-    pub line: u32,
-    pub signature: String,
-    pub doc: Option<String>,
-    /// The definition's code (the open buffer's text when it is open).
-    pub code: String,
-    /// "name — path:line" of each caller and callee.
-    pub callers: Vec<String>,
-    pub callees: Vec<String>,
-    /// Memories anchored to the symbol, as "#id text".
-    pub memories: Vec<String>,
-}
-
-impl Focus {
-    fn render(&self) -> String {
-        let mut s = format!("{} — {}:{}\n", self.symbol, self.path, self.line);
-        if let Some(d) = self.doc.as_deref().filter(|d| !d.trim().is_empty()) {
-            s.push_str(&format!("doc: {}\n", d.trim()));
-        }
-        if !self.code.trim().is_empty() {
-            s.push_str(&format!("```\n{}\n```\n", self.code.trim_end()));
-        } else if !self.signature.is_empty() {
-            s.push_str(&format!("`{}`\n", self.signature));
-        }
-        for (title, list) in [
-            ("Mira remembers about it", &self.memories),
-            ("Called from", &self.callers),
-            ("Calls", &self.callees),
-        ] {
-            if !list.is_empty() {
-                s.push_str(&format!("{title}:\n{}", bullets(list)));
             }
         }
         s
@@ -239,8 +198,6 @@ pub struct ContextInput<'a> {
     pub project: &'a ProjectInfo,
     pub question: &'a str,
     pub editor: Option<&'a EditorContext>,
-    /// The symbol in focus, when the request is about one.
-    pub focus: Option<&'a Focus>,
     pub tools: &'a [ToolSpec],
     pub sources: &'a dyn ContextSources,
     pub embedded: &'a Embedded,
@@ -551,15 +508,20 @@ pub fn assemble(
         budgets.conversation,
     );
     let mut code = blocks_part("code", &src.code(conn, &query), budgets.code);
-    let mut focus_lines = input.focus.map(Focus::render).unwrap_or_default();
-    let anchored = src.anchored(conn, &query);
-    if !anchored.is_empty() {
-        focus_lines.push_str(&format!(
-            "Mira remembers about the code here:\n{}",
-            bullets(&anchored)
-        ));
-    }
-    let focus = part("focus", focus_lines, budgets.focus);
+    // The symbol a code action is about carries its own anchored memories; otherwise the
+    // memories anchored where the cursor is.
+    let focus_text = match input.editor.and_then(|e| e.symbol.as_ref()) {
+        Some(symbol) => symbol.render(),
+        None => {
+            let anchored = src.anchored(conn, &query);
+            if anchored.is_empty() {
+                String::new()
+            } else {
+                format!("Mira remembers about the code here:\n{}", bullets(&anchored))
+            }
+        }
+    };
+    let focus = part("focus", redact(&focus_text).into_owned(), budgets.focus);
     let editor = part(
         "editor",
         input

@@ -4,6 +4,7 @@
 
 pub mod context;
 pub mod conversation;
+pub mod focus;
 pub mod host;
 pub mod knowledge;
 pub mod router;
@@ -14,5 +15,6 @@ mod turn;
 
 pub use context::{EditorContext, Focus, ProjectInfo};
 pub use conversation::TurnStatus;
+pub use focus::{AnchoredNote, SymbolFocus};
 pub use host::{EditOutcome, FileEdit, OpenDocument, TurnEvent, TurnHost, TurnOutcome};
 pub use turn::{Agent, AgentSettings, Ask, Limits, new_turn_id};

@@ -18,17 +18,17 @@ use crate::llm::{
 use crate::store::{Store, StoreError};
 
 use super::context::{
-    self, Budgets, ContextInput, ContextSources, EditorContext, Embedded, Focus, ProjectInfo,
+    self, Budgets, ContextInput, ContextSources, EditorContext, Embedded, ProjectInfo,
 };
 use super::conversation::{self, NewTurn, ToolCallRecord, ToolOutcome, TurnEnd, TurnStatus};
 use super::host::{TurnEvent, TurnHost, TurnOutcome};
 use super::knowledge::Knowledge;
 use super::router;
 use super::summarize;
-use super::tools::{Registry, ToolContext, ToolError};
+use super::tools::{FileGuard, Registry, ToolContext, ToolError};
 use crate::index::IndexHandle;
 use crate::memory::MemoryService;
-use crate::redact::redact_with;
+use crate::redact::{redact_json, redact_with};
 
 #[derive(Clone, Debug)]
 pub struct Limits {
@@ -46,6 +46,8 @@ pub struct AgentSettings {
     pub budgets: Budgets,
     pub summarize_after_tokens: usize,
     pub artifact_bytes: usize,
+    /// `agent.allow_sensitive`: file tools may open sensitive files (content still redacted).
+    pub allow_sensitive: bool,
 }
 
 impl Default for AgentSettings {
@@ -70,6 +72,7 @@ impl AgentSettings {
             },
             summarize_after_tokens: c.summarize_after_tokens,
             artifact_bytes: c.artifact_bytes.max(1024),
+            allow_sensitive: c.allow_sensitive,
         }
     }
 }
@@ -81,8 +84,6 @@ pub struct Ask {
     pub question: String,
     pub project: ProjectInfo,
     pub editor: Option<EditorContext>,
-    /// The symbol the question is about, when a face knows it (code actions, askSymbol).
-    pub focus: Option<Focus>,
     /// Per-request override of the reasoning effort.
     pub effort: Option<Effort>,
     /// Who asked: "cli", "lsp".
@@ -194,6 +195,12 @@ impl Agent {
         redact_with(text, &known).into_owned()
     }
 
+    /// Tool-call arguments: each JSON string value is redacted as the text it decodes to.
+    fn redact_args(&self, text: &str) -> String {
+        let known: Vec<&str> = self.secrets.iter().map(|s| s.expose_secret()).collect();
+        redact_json(text, &known).into_owned()
+    }
+
     async fn db<T: Send + 'static>(
         &self,
         f: impl FnOnce(&Store) -> Result<T, StoreError> + Send + 'static,
@@ -214,7 +221,7 @@ impl Agent {
         let question = self.redact(&ask.question);
         let specs = self.tools.specs();
         let embedded = self.sources.embed(&question).await;
-        let (project, editor, focus) = (ask.project.clone(), ask.editor.clone(), ask.focus.clone());
+        let (project, editor) = (ask.project.clone(), ask.editor.clone());
         let (sources, budgets) = (self.sources.clone(), self.settings.budgets);
         let (q, sp) = (question.clone(), specs.clone());
         let assembled = self
@@ -226,7 +233,6 @@ impl Agent {
                             project: &project,
                             question: &q,
                             editor: editor.as_ref(),
-                            focus: focus.as_ref(),
                             tools: &sp,
                             sources: sources.as_ref(),
                             embedded: &embedded,
@@ -336,7 +342,6 @@ impl Agent {
             let public = ask.turn.clone();
             let project = ask.project.clone();
             let editor = ask.editor.clone();
-            let focus = ask.focus.clone();
             let sources = self.sources.clone();
             let budgets = self.settings.budgets;
             let (provider, model, source) = (settings.kind, settings.model.clone(), ask.source);
@@ -367,8 +372,7 @@ impl Agent {
                                 project: &project,
                                 question: &question,
                                 editor: editor.as_ref(),
-                                focus: focus.as_ref(),
-                                tools: &specs,
+                                    tools: &specs,
                                 sources: sources.as_ref(),
                                 embedded: &embedded,
                                 current_turn: Some(turn),
@@ -399,6 +403,7 @@ impl Agent {
         // Within the tool loop the chain head is always ours: with `responses_store`, each
         // call after the first sends only what is new since the previous response.
         let mut previous: Option<Previous> = None;
+        let files = FileGuard::load(&ask.project.root, self.settings.allow_sensitive);
         let cx = ToolContext {
             root: &ask.project.root,
             store: &self.store,
@@ -409,6 +414,7 @@ impl Agent {
             host,
             bash: self.settings.bash,
             cancel,
+            files: &files,
         };
 
         let status = 'turn: loop {
@@ -493,7 +499,7 @@ impl Agent {
                     Item::Assistant(t) => Item::Assistant(self.redact(&t)),
                     Item::ToolCall(mut c) => {
                         // Replacements keep JSON valid: the marker has no quotes or backslashes.
-                        c.arguments = self.redact(&c.arguments);
+                        c.arguments = self.redact_args(&c.arguments);
                         Item::ToolCall(c)
                     }
                     Item::Reasoning(mut r) => {
@@ -581,7 +587,8 @@ impl Agent {
 
         out.status = status;
         out.cost_usd = priced.then_some(cost);
-        let end_error = out.error.clone();
+        let end_error = out.error.as_deref().map(|e| self.redact(e));
+        out.error = end_error.clone();
         let usage = out.usage;
         let cost_usd = out.cost_usd;
         let r = self
@@ -658,6 +665,7 @@ impl Agent {
             Err(e) => (ToolOutcome::Error, format!("error: {e}"), e.to_string()),
         };
         let content = self.redact(&content);
+        let line = self.redact(&line);
         let ok = outcome == ToolOutcome::Ok;
         // Large output: keep it whole as an artifact, send a preview and how to page it.
         let (content, artifact) = if content.len() > self.settings.artifact_bytes {
@@ -720,7 +728,7 @@ impl Agent {
         duration_ms: u64,
     ) -> Result<(), String> {
         let (call, result, summary) = (call.clone(), result.clone(), summary.to_string());
-        let arguments = self.redact(&call.arguments);
+        let arguments = self.redact_args(&call.arguments);
         self.db(move |s| {
             s.write(|tx| {
                 conversation::append(tx, turn, &Item::ToolResult(result.clone()), false)?;

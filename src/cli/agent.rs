@@ -195,7 +195,6 @@ pub fn ask(question: Vec<String>, yes: bool, effort: Option<String>, show_contex
         question,
         project,
         editor: None,
-        focus: None,
         effort,
         source: "cli",
     };

@@ -39,7 +39,6 @@ pub fn context(question: Vec<String>, json: bool) -> i32 {
             question,
             project,
             editor: None,
-            focus: None,
             effort: None,
             source: "cli",
         };

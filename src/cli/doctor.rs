@@ -42,6 +42,26 @@ pub fn run(path: Option<std::path::PathBuf>) -> i32 {
 
     println!("\nProvider\n  {}", d.provider);
 
+    let sec = &d.secrets;
+    println!("\nSecrets");
+    println!("  redaction  {} rules", sec.redaction_rules);
+    println!(
+        "  sensitive  {} file rules (built-in list + .miraignore)",
+        sec.file_rules
+    );
+    if sec.miraignore.is_empty() {
+        println!("  miraignore none (project: .miraignore; global: ~/.config/mira/miraignore)");
+    }
+    for f in &sec.miraignore {
+        println!("  miraignore {}", f.display());
+    }
+    let state = if sec.allow_sensitive {
+        "allowed (content still redacted)"
+    } else {
+        "withheld"
+    };
+    println!("  model      sensitive files {state} (agent.allow_sensitive)");
+
     if d.problems.is_empty() {
         println!("\nNo problems found.");
     } else {

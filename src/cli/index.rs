@@ -105,6 +105,11 @@ pub fn index(path: Option<PathBuf>) -> i32 {
         println!("  {}: {}", s.path, s.reason);
     }
     println!("seconds   {:.2}", stats.elapsed.as_secs_f64());
+    match check_anchors(&store, &project) {
+        Ok(0) => {}
+        Ok(n) => println!("anchors   {n} memories about code changed state (see `mira recall`)"),
+        Err(e) => eprintln!("mira: cannot check anchored memories: {e}"),
+    }
     embed_chunks(&project, &loaded, &store)
 }
 
@@ -157,6 +162,45 @@ fn embed_chunks(project: &Project, loaded: &Loaded, store: &Store) -> i32 {
             0
         }
     }
+}
+
+/// Memories anchored to code in files that changed go stale (or fresh again when the code is
+/// back): what the language server's index does live, for a crawl from the terminal.
+fn check_anchors(
+    store: &mira::store::Store,
+    project: &mira::project::Project,
+) -> Result<usize, mira::memory::MemoryError> {
+    use mira::index::{Lang, parse::parse_and_extract, service::file_hashes};
+    use mira::memory::anchors;
+    let pid = store.write(|tx| mira::store::projects::ensure(tx, &project.root, &project.name))?;
+    let paths = store.read(|c| {
+        anchors::anchored_paths(c, pid)
+            .map_err(|e| rusqlite::Error::ToSqlConversionFailure(Box::new(e)))
+    })?;
+    let seen: Vec<(String, Vec<(String, String)>)> = paths
+        .into_iter()
+        .map(|path| {
+            let abs = project.root.join(&path);
+            let symbols = match (Lang::for_path(&abs), std::fs::read(&abs)) {
+                (Some(lang), Ok(bytes)) => parse_and_extract(lang, &bytes)
+                    .map(|s| file_hashes(lang, &s, &bytes))
+                    .unwrap_or_default(),
+                _ => Vec::new(),
+            };
+            (path, symbols)
+        })
+        .collect();
+    store.write(|tx| {
+        let mut changed = 0;
+        for (path, symbols) in &seen {
+            let pairs: Vec<(&str, &str)> = symbols
+                .iter()
+                .map(|(q, h)| (q.as_str(), h.as_str()))
+                .collect();
+            changed += anchors::observe_file(tx, pid, path, &pairs)?;
+        }
+        Ok(changed)
+    })
 }
 
 pub fn symbols(

@@ -36,6 +36,20 @@ pub struct RememberArgs {
     /// Read the text from a file (UTF-8)
     #[arg(long, value_name = "PATH", conflicts_with = "text")]
     file: Option<PathBuf>,
+    /// Anchor it to the function, method or type enclosing this place (`src/lib.rs:42`);
+    /// it is flagged stale when that code changes
+    #[arg(long, value_name = "PATH:LINE", value_parser = parse_place)]
+    at: Option<(PathBuf, u32)>,
+}
+
+fn parse_place(s: &str) -> Result<(PathBuf, u32), String> {
+    let (path, line) = s
+        .rsplit_once(':')
+        .ok_or_else(|| format!("`{s}` is not PATH:LINE (e.g. src/lib.rs:42)"))?;
+    let line: u32 = line
+        .parse()
+        .map_err(|_| format!("`{line}` is not a line number (PATH:LINE, e.g. src/lib.rs:42)"))?;
+    Ok((PathBuf::from(path), line))
 }
 
 #[derive(Args)]
@@ -275,12 +289,30 @@ pub fn remember(args: RememberArgs) -> i32 {
         Ok(c) => c,
         Err(code) => return code,
     };
+    let mut anchors = Vec::new();
+    if let Some((path, line)) = &args.at {
+        match mira::index::offline::enclosing_on_disk(&ctx.project.root, path, *line) {
+            Ok(a) => anchors.push(mira::memory::anchors::Anchor {
+                path: a.path,
+                symbol: a.symbol,
+                content_hash: a.content_hash,
+            }),
+            Err(e) => {
+                eprintln!("mira: {e}");
+                return 2;
+            }
+        }
+    }
+    let anchored = anchors
+        .first()
+        .map(|a| format!(" about {}::{}", a.path, a.symbol))
+        .unwrap_or_default();
     let req = RememberRequest {
         text,
         kind: args.kind,
         project_scoped: args.project,
         corrects: args.corrects,
-        anchors: Vec::new(),
+        anchors,
     };
     let service = ctx.service.clone();
     let project = ctx.project();
@@ -289,7 +321,7 @@ pub fn remember(args: RememberArgs) -> i32 {
             Ok(r) => r,
             Err(e) => return fail(e),
         };
-        println!("{}", r.describe());
+        println!("{}{anchored}", r.describe());
         if service.embedder().is_some() {
             match tokio::time::timeout(CLI_EMBED_WAIT, service.embed_pending()).await {
                 Ok(Ok(_)) => {}
@@ -330,6 +362,15 @@ pub fn recall(args: RecallArgs) -> i32 {
         eprintln!("No memories match `{query}`.");
         return 0;
     }
+    let ids: Vec<i64> = hits.iter().map(|h| h.memory.id).collect();
+    let anchors = ctx
+        .service
+        .store()
+        .read(|c| {
+            mira::memory::anchors::of_memories(c, &ids)
+                .map_err(|e| rusqlite::Error::ToSqlConversionFailure(Box::new(e)))
+        })
+        .unwrap_or_default();
     for h in &hits {
         let m = &h.memory;
         let stale = if m.stale {
@@ -348,6 +389,14 @@ pub fn recall(args: RecallArgs) -> i32 {
             scope_label(m),
             one_line(&m.body, 100)
         );
+        for a in anchors.get(&m.id).into_iter().flatten() {
+            let state = match (a.stale_since, a.gone) {
+                (None, _) => "",
+                (Some(_), false) => " (stale: the code changed)",
+                (Some(_), true) => " (stale: the symbol is gone)",
+            };
+            println!("       @ {}::{}{state}", a.anchor.path, a.anchor.symbol);
+        }
     }
     0
 }

@@ -5,6 +5,7 @@ mod context;
 mod doctor;
 mod index;
 mod memory;
+pub mod pipe;
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;

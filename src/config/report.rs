@@ -10,11 +10,12 @@ pub struct ReportLine {
     pub source: Source,
 }
 
+/// A key naming a credential: one of its words is `key`, `token`, `secret` or `password`
+/// (`api_key`, `auth_token`), while budgets such as `context_tokens` are plain numbers.
 fn is_secret(key: &str) -> bool {
-    let last = key.rsplit('.').next().unwrap_or(key);
-    ["key", "token", "secret", "password"]
-        .iter()
-        .any(|w| last.contains(w))
+    let last = key.rsplit('.').next().unwrap_or(key).to_ascii_lowercase();
+    last.split(['_', '-'])
+        .any(|w| matches!(w, "key" | "apikey" | "token" | "secret" | "password"))
 }
 
 pub fn report(loaded: &Loaded) -> Vec<ReportLine> {
@@ -90,4 +91,26 @@ pub fn unset_keys(config: &Config) -> Vec<&'static str> {
         out.push("provider.base_url");
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn budgets_are_not_secrets() {
+        for k in [
+            "provider.api_key",
+            "memory.embedder.api_key",
+            "x.auth_token",
+            "db.password",
+        ] {
+            assert!(super::is_secret(k), "{k}");
+        }
+        for k in [
+            "agent.context_tokens",
+            "agent.summarize_after_tokens",
+            "keyboard.layout",
+        ] {
+            assert!(!super::is_secret(k), "{k}");
+        }
+    }
 }

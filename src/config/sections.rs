@@ -238,6 +238,9 @@ pub struct AgentConfig {
     pub summarize_after_tokens: usize,
     /// Tool outputs larger than this become artifacts with a preview.
     pub artifact_bytes: usize,
+    /// Let the model's file tools read and write sensitive files (`.env`, keys, credentials,
+    /// `.miraignore` matches). Their content is still redacted.
+    pub allow_sensitive: bool,
 }
 
 #[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq, Default)]
@@ -263,6 +266,7 @@ impl Default for AgentConfig {
             context_tokens: 64_000,
             summarize_after_tokens: 24_000,
             artifact_bytes: 16 * 1024,
+            allow_sensitive: false,
         }
     }
 }

@@ -167,6 +167,15 @@ pub fn relative(root: &Path, abs: &Path) -> Option<String> {
     (!parts.is_empty()).then(|| parts.join("/"))
 }
 
+/// The sensitive-file rules for `root`; a broken `.miraignore` still leaves the built-in list
+/// in force (`mira doctor` reports the error).
+fn sensitive_rules(root: &Path) -> crate::sensitive::SensitiveFiles {
+    crate::sensitive::load_for(root).unwrap_or_else(|e| {
+        tracing::warn!("{e}; the index skips only the built-in sensitive files");
+        crate::sensitive::SensitiveFiles::built_in_only(root)
+    })
+}
+
 /// Walks `root`, indexes what changed since the last run, removes what is gone.
 pub fn crawl(
     conn: &mut Connection,
@@ -184,6 +193,18 @@ pub fn crawl(
     let mut seen = HashSet::new();
     let mut walk = ignore::WalkBuilder::new(root);
     walk.require_git(false).follow_links(false);
+    // Sensitive files (.env, keys, .miraignore matches) are never indexed, so neither symbols
+    // nor code search ever hold them; once indexed and now sensitive, they count as gone.
+    let sensitive = sensitive_rules(root);
+    walk.filter_entry(move |e| {
+        let is_dir = e.file_type().is_some_and(|t| t.is_dir());
+        let hit = if is_dir {
+            sensitive.is_sensitive_dir(e.path())
+        } else {
+            sensitive.is_sensitive(e.path())
+        };
+        hit.is_none()
+    });
     if let Some(ov) = opts.overrides(root) {
         walk.overrides(ov);
     }
@@ -523,6 +544,9 @@ pub fn reindex_path(
         tx.commit()?;
         Ok(existed.then(|| FileUpdate::Removed { path: rel.clone() }))
     };
+    if sensitive_rules(root).is_sensitive(abs).is_some() {
+        return remove(conn);
+    }
     let meta = match std::fs::metadata(abs) {
         Ok(m) if m.is_file() => m,
         _ => return remove(conn),

@@ -169,7 +169,10 @@ impl Walker<'_> {
         let sig_from = def.sig_start.unwrap_or(def.node).start_byte();
         let sig_to = def.body.map_or(def.node.end_byte(), |b| b.start_byte());
         let signature = signature(&self.src[sig_from..sig_to.max(sig_from)]);
-        let doc = spec.doc(&def, self.src).map(|d| truncate(d, MAX_DOC));
+        // Index rows reach the database, code search and the model: no secrets in them.
+        let doc = spec
+            .doc(&def, self.src)
+            .map(|d| truncate(crate::redact::redact(&d).into_owned(), MAX_DOC));
         let index = self.base + self.out.symbols.len() as u32;
         let child_container = {
             let own = def.qual.clone().unwrap_or_else(|| name.clone());
@@ -229,8 +232,9 @@ pub(crate) fn signature(bytes: &[u8]) -> String {
             break;
         }
     }
-    let trimmed = out.trim_end_matches(['{', ' ']).to_string();
-    truncate(trimmed, MAX_SIGNATURE)
+    let trimmed = out.trim_end_matches(['{', ' ']);
+    // `API_KEY = "sk-…"` is a constant's signature: redact before it is stored or shown.
+    truncate(crate::redact::redact(trimmed).into_owned(), MAX_SIGNATURE)
 }
 
 fn truncate(mut s: String, max: usize) -> String {

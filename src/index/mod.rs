@@ -20,4 +20,7 @@ mod watch;
 
 pub use model::{FileSymbols, Point, RefKind, Reference, Span, Symbol, SymbolKind};
 pub use registry::Lang;
-pub use service::{IndexHandle, IndexOptions, IndexProgress, IndexStatus, OutlineNode, SymbolInfo};
+pub use service::{
+    FocusError, IndexHandle, IndexOptions, IndexProgress, IndexStatus, OutlineNode, Related,
+    SymbolChange, SymbolContext, SymbolInfo, SymbolWatch,
+};

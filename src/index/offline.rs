@@ -60,3 +60,56 @@ pub fn search_project(
         .map(|h| SymbolInfo::from_hit(&h, &project.root, PositionEncoding::Utf8))
         .collect())
 }
+
+/// A symbol a note about code is anchored to, found without a language server.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DiskAnchor {
+    /// Project-relative path.
+    pub path: String,
+    pub symbol: String,
+    pub content_hash: String,
+}
+
+/// The innermost symbol enclosing 1-based `line` of `file` (`mira remember --at path:line`).
+pub fn enclosing_on_disk(
+    root: &std::path::Path,
+    file: &std::path::Path,
+    line: u32,
+) -> Result<DiskAnchor, String> {
+    let abs = file
+        .canonicalize()
+        .map_err(|e| format!("cannot read {}: {e}", file.display()))?;
+    let root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
+    let lang = Lang::for_path(&abs)
+        .ok_or_else(|| format!("{} is not a language Mira indexes", file.display()))?;
+    let bytes = std::fs::read(&abs).map_err(|e| format!("cannot read {}: {e}", file.display()))?;
+    let lines = crawl::count_lines(&bytes);
+    if line == 0 || line > lines.max(1) {
+        return Err(format!(
+            "line {line} is past the end of {} ({lines} lines)",
+            file.display()
+        ));
+    }
+    let syms = super::parse::parse_and_extract(lang, &bytes)
+        .ok_or_else(|| format!("cannot parse {}", file.display()))?;
+    let row = line - 1;
+    let index = (0..syms.symbols.len())
+        .rev()
+        .find(|&i| {
+            let r = &syms.symbols[i].range;
+            r.start.row <= row && row <= r.end.row
+        })
+        .ok_or_else(|| {
+            format!(
+                "no function, method or type encloses {}:{line}",
+                file.display()
+            )
+        })?;
+    let s = &syms.symbols[index];
+    let code = &bytes[s.range.start_byte as usize..(s.range.end_byte as usize).min(bytes.len())];
+    Ok(DiskAnchor {
+        path: crawl::relative(&root, &abs).unwrap_or_else(|| abs.display().to_string()),
+        symbol: syms.qualified_name(index, lang.spec().separator()),
+        content_hash: super::service::symbol_hash(code),
+    })
+}

@@ -24,6 +24,11 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use tokio::sync::{mpsc, oneshot};
 use tower_lsp_server::ls_types::{Position, Range, Uri};
 
+mod focus;
+pub use focus::{
+    FocusError, Related, SymbolChange, SymbolContext, SymbolWatch, file_hashes, symbol_hash,
+};
+
 #[derive(Clone, Debug)]
 pub struct IndexOptions {
     pub root: PathBuf,
@@ -114,6 +119,25 @@ pub(crate) enum Request {
     Status {
         reply: oneshot::Sender<IndexStatus>,
     },
+    SymbolAt {
+        uri: Uri,
+        position: Position,
+        enc: PositionEncoding,
+        reply: oneshot::Sender<Result<SymbolContext, FocusError>>,
+    },
+    Enclosing {
+        uri: Uri,
+        range: Range,
+        enc: PositionEncoding,
+        reply: oneshot::Sender<Result<SymbolContext, FocusError>>,
+    },
+    NameAt {
+        uri: Uri,
+        position: Position,
+        enc: PositionEncoding,
+        reply: oneshot::Sender<Option<String>>,
+    },
+    Watch(SymbolWatch),
     Loaded(Vec<db::StoredFile>),
     Updates(Vec<FileUpdate>),
     ColdDone(Arc<CrawlStats>),
@@ -231,6 +255,7 @@ pub fn start(
         cold_done: false,
         last_stats: None,
         disk: disk_tx.clone(),
+        watchers: Vec::new(),
     };
     let spawned = std::thread::Builder::new()
         .name("mira-index".into())
@@ -263,6 +288,8 @@ struct Actor {
     cold_done: bool,
     last_stats: Option<Arc<CrawlStats>>,
     disk: std::sync::mpsc::Sender<watch::DiskWork>,
+    /// Who wants to hear about symbol changes (anchored memories).
+    watchers: Vec<SymbolWatch>,
 }
 
 /// Counts handled events, for tests that need to know the actor caught up.
@@ -344,6 +371,7 @@ impl Actor {
                 let key = self.key_for(&path);
                 if let Some(doc) = OpenDoc::open(lang, version, text) {
                     self.open.insert(uri.clone(), OpenEntry { key, doc });
+                    self.report_open(&uri);
                     self.dirty.insert(uri);
                 }
             }
@@ -355,6 +383,7 @@ impl Actor {
             } => {
                 if let Some(entry) = self.open.get_mut(&uri) {
                     entry.doc.apply(version, &edits, text);
+                    self.report_open(&uri);
                     self.dirty.insert(uri);
                 }
             }
@@ -430,11 +459,13 @@ impl Actor {
                         } => {
                             // Unsaved state wins over disk.
                             if !self.is_open_key(&path) {
+                                self.report_disk(&path, Some((lang, &symbols)));
                                 self.table.upsert(path, lang, ascii, symbols);
                             }
                         }
                         FileUpdate::Removed { path } => {
                             if !self.is_open_key(&path) {
+                                self.report_disk(&path, None);
                                 self.table.remove(&path);
                             }
                         }
@@ -474,6 +505,31 @@ impl Actor {
                 let result = self.definition(&uri, position, enc);
                 let _ = reply.send(result);
             }
+            Request::SymbolAt {
+                uri,
+                position,
+                enc,
+                reply,
+            } => {
+                let _ = reply.send(self.symbol_at(&uri, position, enc));
+            }
+            Request::Enclosing {
+                uri,
+                range,
+                enc,
+                reply,
+            } => {
+                let _ = reply.send(self.enclosing(&uri, range, enc));
+            }
+            Request::NameAt {
+                uri,
+                position,
+                enc,
+                reply,
+            } => {
+                let _ = reply.send(self.name_at(&uri, position, enc));
+            }
+            Request::Watch(w) => self.watchers.push(w),
             Request::Status { reply } => {
                 self.sync_dirty();
                 let _ = reply.send(IndexStatus {

@@ -81,6 +81,25 @@ impl SymbolTable {
         }
     }
 
+    /// Whether a file `skip` does not exclude defines `name` (no allocation, no ranking).
+    pub fn defines(&self, name: &str, skip: impl Fn(&str) -> bool) -> bool {
+        self.files.iter().any(|(path, e)| {
+            !skip(path) && {
+                let mut start = 0usize;
+                e.ends.iter().any(|&end| {
+                    let hit = &e.arena[start..end as usize] == name.as_bytes();
+                    start = end as usize;
+                    hit
+                })
+            }
+        })
+    }
+
+    /// Every file, keyed by its table path.
+    pub fn files(&self) -> impl Iterator<Item = (&String, &FileEntry)> {
+        self.files.iter()
+    }
+
     pub fn get(&self, path: &str) -> Option<&FileEntry> {
         self.files.get(path)
     }

@@ -133,6 +133,9 @@ impl DiskWorker {
             }
             paths.sort();
             paths.dedup();
+            // New sensitive-file rules change which files may be indexed at all.
+            let root_rules = self.opts.root.join(crate::sensitive::PROJECT_FILE);
+            full |= paths.contains(&root_rules);
             paths.retain(|p| !self.ignored(p));
             if full || paths.len() > CRAWL_THRESHOLD || paths.iter().any(|p| p.is_dir()) {
                 self.crawl(&mut conn);

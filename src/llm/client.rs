@@ -109,8 +109,15 @@ impl Client {
         on_delta: &mut (dyn FnMut(Delta) + Send),
         cancel: &CancellationToken,
     ) -> Result<Completion, Failure> {
+        let known: Vec<&str> = self
+            .settings
+            .api_key
+            .iter()
+            .map(|k| k.expose_secret())
+            .collect();
+        let req = req.redacted(&known);
         let body =
-            serde_json::to_vec(&self.body_after(req, previous)).expect("request bodies serialise");
+            serde_json::to_vec(&self.body_after(&req, previous)).expect("request bodies serialise");
         let policy = self.settings.retry;
         let mut attempt = 1;
         let response = loop {

@@ -12,6 +12,7 @@ mod chat;
 mod client;
 mod openai;
 pub mod price;
+mod redacted;
 mod settings;
 mod sse;
 

@@ -21,6 +21,15 @@ pub fn server_capabilities(encoding: PositionEncoding) -> ServerCapabilities {
         workspace_symbol_provider: Some(OneOf::Left(true)),
         definition_provider: Some(OneOf::Left(true)),
         hover_provider: Some(HoverProviderCapability::Simple(true)),
+        code_action_provider: Some(CodeActionProviderCapability::Options(CodeActionOptions {
+            code_action_kinds: Some(vec![
+                CodeActionKind::EMPTY,
+                CodeActionKind::QUICKFIX,
+                CodeActionKind::REFACTOR_REWRITE,
+            ]),
+            work_done_progress_options: Default::default(),
+            resolve_provider: Some(true),
+        })),
         execute_command_provider: Some(ExecuteCommandOptions {
             commands: COMMANDS.iter().map(|c| c.to_string()).collect(),
             work_done_progress_options: Default::default(),

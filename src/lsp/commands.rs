@@ -19,28 +19,24 @@ pub async fn execute(
         Error::invalid_params(msg)
     })?;
     match command {
-        Command::Status => status(state).await,
-        Command::Reindex => super::symbols::reindex(state),
         Command::Remember(args) => super::memory::remember(state, args).await,
         Command::Recall(args) => super::memory::recall(state, args).await,
         Command::Forget(args) => super::memory::forget(state, args).await,
         Command::Ask(args) => report(state, super::chat::ask(state, args)),
+        Command::AskSymbol(args) => report(state, super::chat::ask_symbol(state, args).await),
+        Command::Explain(args) => report(state, super::chat::explain(state, args).await),
+        Command::Fix(args) => report(state, super::chat::fix(state, args).await),
+        Command::Edit(args) => report(state, super::chat::edit(state, args).await),
         Command::Cancel(args) => Ok(Some(super::chat::cancel(state, args))),
-        Command::OpenConversation => Ok(Some(super::chat::open_conversation(state))),
         Command::ApplyProposal(a) => {
             report(state, super::chat::apply_proposal(state, a.proposal).await)
         }
         Command::RejectProposal(a) => {
             report(state, super::chat::reject_proposal(state, a.proposal).await)
         }
-        other => {
-            let msg = format!(
-                "{} is not available in this build of Mira yet",
-                other.name()
-            );
-            state.show(MessageType::WARNING, format!("Mira: {msg}"));
-            Err(Error::invalid_params(msg))
-        }
+        Command::OpenConversation => Ok(Some(super::chat::open_conversation(state))),
+        Command::Status => status(state).await,
+        Command::Reindex => super::symbols::reindex(state),
     }
 }
 

@@ -6,10 +6,11 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use tower_lsp_server::jsonrpc::{Error, Result};
-use tower_lsp_server::ls_types::{LSPAny, MessageType};
+use tower_lsp_server::ls_types::{LSPAny, MessageType, Range, Uri};
 
 use super::state::ServerState;
 use crate::embed::{EmbedError, Embedder};
+use crate::memory::anchors::AnchorState;
 use crate::memory::{
     ListFilter, Memory, MemoryError, MemoryKind, MemoryService, Outcome, ProjectRef,
     RememberRequest,
@@ -116,21 +117,68 @@ struct RememberResult<'a> {
     ambiguous: &'a [Memory],
 }
 
+/// Where a memory is anchored: the given place, or the one a recent "remember selection…"
+/// without text picked (Helix types the text afterwards).
+fn anchor_place(state: &ServerState, args: &RememberArgs) -> Option<(Uri, Range)> {
+    match (&args.uri, args.range) {
+        (Some(u), Some(r)) => Some((u.clone(), r)),
+        _ => state.editor.take_pending_anchor().map(|f| (f.uri, f.range)),
+    }
+}
+
 pub async fn remember(state: &Arc<ServerState>, args: RememberArgs) -> Result<Option<LSPAny>> {
     let service = service(state)?;
+    if args.text.trim().is_empty() {
+        return match (&args.uri, args.range) {
+            (Some(uri), Some(range)) => {
+                // "Remember selection…" in a client that cannot prompt (Helix).
+                state.editor.set_pending_anchor(super::Focus {
+                    uri: uri.clone(),
+                    range,
+                });
+                state.show(
+                    MessageType::INFO,
+                    "Mira: type `:lsp-workspace-command mira.remember <text>` to remember it about this code",
+                );
+                to_any(&serde_json::json!({ "needsText": true }))
+            }
+            _ => Err(fail(
+                state,
+                MemoryError::Invalid {
+                    field: "text",
+                    message: "`text` is empty".into(),
+                },
+            )),
+        };
+    }
+    let mut anchors = Vec::new();
+    let mut anchored_to = None;
+    if let Some((uri, range)) = anchor_place(state, &args) {
+        let (anchor, _) = super::editor::anchor_at(state, &uri, range)
+            .await
+            .map_err(|msg| {
+                state.show(MessageType::ERROR, format!("Mira: {msg}"));
+                Error::invalid_params(msg)
+            })?;
+        anchored_to = Some(format!("{}::{}", anchor.path, anchor.symbol));
+        anchors.push(anchor);
+    }
     let req = RememberRequest {
         text: args.text,
         kind: args.kind.map_or(MemoryKind::Fact, kind),
         project_scoped: args.scope == Some(ScopeArg::Project),
         corrects: args.corrects,
-        anchors: Vec::new(),
+        anchors,
     };
     let r = service
         .remember(req, project(state))
         .await
         .map_err(|e| fail(state, e))?;
     let m = &r.memory;
-    let line = format!("Mira: {}", r.describe());
+    let line = match &anchored_to {
+        Some(at) => format!("Mira: {} about {at}", r.describe()),
+        None => format!("Mira: {}", r.describe()),
+    };
     state.show(MessageType::INFO, line);
     to_any(&RememberResult {
         id: m.id,
@@ -148,6 +196,43 @@ pub struct MemoryItem {
     pub memory: Memory,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub score: Option<f64>,
+    /// The symbols it is anchored to (with whether each went stale).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub anchors: Vec<AnchorState>,
+}
+
+impl MemoryItem {
+    /// `path::symbol`, and "(stale)" when the code changed: how recall names an anchor.
+    fn anchor_label(&self) -> Option<String> {
+        let a = self.anchors.first()?;
+        let stale = if a.stale_since.is_some() {
+            if a.gone { " (stale: gone)" } else { " (stale)" }
+        } else {
+            ""
+        };
+        Some(format!("@{}::{}{stale}", a.anchor.path, a.anchor.symbol))
+    }
+}
+
+/// Fill in the anchors of the listed memories (one read off the runtime).
+async fn with_anchors(state: &ServerState, mut items: Vec<MemoryItem>) -> Vec<MemoryItem> {
+    let Ok(store) = state.store().cloned() else {
+        return items;
+    };
+    let ids: Vec<i64> = items.iter().map(|m| m.memory.id).collect();
+    let found = tokio::task::spawn_blocking(move || {
+        store.read(|c| {
+            crate::memory::anchors::of_memories(c, &ids)
+                .map_err(|e| rusqlite::Error::ToSqlConversionFailure(Box::new(e)))
+        })
+    })
+    .await;
+    if let Ok(Ok(mut map)) = found {
+        for item in &mut items {
+            item.anchors = map.remove(&item.memory.id).unwrap_or_default();
+        }
+    }
+    items
 }
 
 #[derive(Serialize)]
@@ -170,6 +255,7 @@ async fn search(
             .map(|h| MemoryItem {
                 memory: h.memory,
                 score: Some(h.score),
+                anchors: Vec::new(),
             })
             .collect(),
         None => service
@@ -186,9 +272,11 @@ async fn search(
             .map(|memory| MemoryItem {
                 memory,
                 score: None,
+                anchors: Vec::new(),
             })
             .collect(),
     };
+    let memories = with_anchors(state, memories).await;
     Ok(MemoriesResult { memories })
 }
 
@@ -204,12 +292,9 @@ pub async fn recall(state: &Arc<ServerState>, args: RecallArgs) -> Result<Option
             .memories
             .iter()
             .take(3)
-            .map(|m| {
-                format!(
-                    "#{} {}",
-                    m.memory.id,
-                    crate::memory::memories::short(&m.memory.body, 50)
-                )
+            .map(|m| match m.anchor_label() {
+                Some(at) => format!("#{} {} {at}", m.memory.id, crate::memory::memories::short(&m.memory.body, 40)),
+                None => format!("#{} {}", m.memory.id, crate::memory::memories::short(&m.memory.body, 50)),
             })
             .collect();
         format!("Mira recalls: {}", top.join(" · "))
@@ -254,4 +339,25 @@ pub async fn memories(state: &Arc<ServerState>, params: MemoriesParams) -> Resul
         params.limit.unwrap_or(50).clamp(1, 500),
     )
     .await
+}
+
+/// `mira/goals {all?}` → `{goals: [...]}`: active goals (all with `all`), for clients' pickers.
+#[derive(Debug, Default, Deserialize)]
+pub struct GoalsParams {
+    #[serde(default)]
+    pub all: bool,
+}
+
+#[derive(Serialize)]
+pub struct GoalsResult {
+    pub goals: Vec<crate::memory::goals::Goal>,
+}
+
+pub async fn goals(state: &Arc<ServerState>, params: GoalsParams) -> Result<GoalsResult> {
+    let service = service(state)?;
+    let goals = service
+        .goals(project(state), params.all)
+        .await
+        .map_err(|e| fail(state, e))?;
+    Ok(GoalsResult { goals })
 }

@@ -1,15 +1,19 @@
 //! The LSP adapter: tower-lsp-server behind a guarded transport. No business logic here —
 //! handlers convert protocol types and call into the library.
 
+mod actions;
 mod capabilities;
 mod chat;
 mod commands;
+mod editor;
+mod features;
 mod memory;
 mod server;
 mod state;
 mod symbols;
 pub mod transport;
 
+pub use features::ClientFeatures;
 pub use server::{Backend, DocumentState, DocumentStateParams};
 pub use state::{Focus, ServeOptions, ServerState, Session};
 
@@ -37,6 +41,8 @@ pub fn build(options: ServeOptions) -> (LspService<Backend>, ClientSocket) {
     LspService::build(|client| Backend::new(client, options))
         .custom_method("mira/documentState", Backend::document_state)
         .custom_method("mira/memories", Backend::memories)
+        .custom_method("mira/goals", Backend::goals)
+        .custom_method(transport::OUT_OF_SYNC, Backend::out_of_sync)
         .custom_method("mira/history", Backend::history)
         .custom_method("mira/context", Backend::context)
         .finish()
@@ -54,7 +60,13 @@ where
     let (to_server, server_in) = tokio::io::duplex(1 << 20);
     let (server_out, from_server) = tokio::io::duplex(1 << 20);
     let (replies_tx, replies_rx) = tokio::sync::mpsc::unbounded_channel();
-    let pump_in = tokio::spawn(transport::pump_in(input, to_server, replies_tx));
+    let limit = state
+        .options
+        .env
+        .get("MIRA_MAX_MESSAGE_BYTES")
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(transport::MAX_BODY);
+    let pump_in = tokio::spawn(transport::pump_in(input, to_server, replies_tx, limit));
     let pump_out = tokio::spawn(transport::pump_out(from_server, output, replies_rx));
     Server::new(server_in, server_out, socket)
         .concurrency_level(CONCURRENCY)

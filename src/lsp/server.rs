@@ -77,6 +77,54 @@ impl Backend {
     }
 }
 
+/// What the transport sends in place of a didChange it could not read.
+#[derive(Debug, Deserialize)]
+pub struct OutOfSyncParams {
+    pub uri: String,
+    pub reason: String,
+}
+
+impl Backend {
+    /// `mira/documentOutOfSync {uri, reason}` (from `lsp::transport`): an edit was lost.
+    pub async fn out_of_sync(&self, params: OutOfSyncParams) {
+        match params.uri.parse::<Uri>() {
+            Ok(uri) => lost_track(&self.state, &uri, &params.reason),
+            Err(_) => self.state.show(
+                MessageType::ERROR,
+                format!(
+                    "Mira: an edit could not be read and names no document ({}); reopen your files",
+                    params.reason
+                ),
+            ),
+        }
+    }
+}
+
+/// Mira's copy of `uri` no longer matches the editor's: stop applying edits to it and say so
+/// once, with the way out (LSP has no request for the full text; reopening sends it).
+fn lost_track(state: &ServerState, uri: &Uri, why: &str) {
+    if !state.editor.mark_out_of_sync(uri) {
+        return;
+    }
+    let name = uri
+        .as_str()
+        .rsplit('/')
+        .next()
+        .unwrap_or(uri.as_str())
+        .to_string();
+    state.log(
+        MessageType::ERROR,
+        format!("Mira: {} is out of sync: {why}", uri.as_str()),
+    );
+    state.show(
+        MessageType::ERROR,
+        format!(
+            "Mira lost track of {name}: an edit could not be applied ({why}). Close and reopen it \
+             (`:e!` in Neovim, `:reload` in Helix) so Mira reads it again"
+        ),
+    );
+}
+
 impl Backend {
     /// `mira/memories {query?, limit?}` → `{memories: [...]}`.
     pub async fn memories(
@@ -84,6 +132,14 @@ impl Backend {
         params: super::memory::MemoriesParams,
     ) -> Result<super::memory::MemoriesResult> {
         super::memory::memories(&self.state, params).await
+    }
+
+    /// `mira/goals {all?}` → `{goals: [...]}`.
+    pub async fn goals(
+        &self,
+        params: super::memory::GoalsParams,
+    ) -> Result<super::memory::GoalsResult> {
+        super::memory::goals(&self.state, params).await
     }
 }
 
@@ -158,10 +214,13 @@ impl LanguageServer for Backend {
             project = %project.root.display(),
             "initialize"
         );
+        let features =
+            super::features::ClientFeatures::of(&params.capabilities, client_name.as_deref());
         self.state.set_session(Session {
             encoding,
             client_name,
             capabilities: params.capabilities,
+            features,
             project,
             store,
             session_row,
@@ -170,6 +229,7 @@ impl LanguageServer for Backend {
         if let Some(warning) = super::memory::start(&self.state) {
             self.note(MessageType::WARNING, warning);
         }
+        super::editor::start(&self.state);
         Ok(InitializeResult {
             capabilities: capabilities::server_capabilities(encoding),
             server_info: Some(ServerInfo {
@@ -200,6 +260,7 @@ impl LanguageServer for Backend {
 
     async fn did_open(&self, params: DidOpenTextDocumentParams) {
         let d = params.text_document;
+        self.state.editor.resynced(&d.uri);
         let event = self
             .state
             .documents()
@@ -210,6 +271,10 @@ impl LanguageServer for Backend {
     async fn did_change(&self, params: DidChangeTextDocumentParams) {
         let uri = params.text_document.uri;
         let version = params.text_document.version;
+        if self.state.editor.is_out_of_sync(&uri) {
+            // Applying more edits to a drifted copy would only make it worse.
+            return;
+        }
         let result = self.state.documents().change(
             &uri,
             version,
@@ -229,7 +294,7 @@ impl LanguageServer for Backend {
                     );
                 }
             }
-            Err(e) => self.state.log(MessageType::ERROR, format!("Mira: {e}")),
+            Err(e) => lost_track(&self.state, &uri, &e.to_string()),
         }
     }
 
@@ -306,6 +371,14 @@ impl LanguageServer for Backend {
 
     async fn hover(&self, params: HoverParams) -> Result<Option<Hover>> {
         super::symbols::hover(&self.state, params).await
+    }
+
+    async fn code_action(&self, params: CodeActionParams) -> Result<Option<CodeActionResponse>> {
+        super::actions::code_action(&self.state, params).await
+    }
+
+    async fn code_action_resolve(&self, params: CodeAction) -> Result<CodeAction> {
+        super::actions::resolve(params).await
     }
 
     async fn execute_command(&self, params: ExecuteCommandParams) -> Result<Option<LSPAny>> {

@@ -42,6 +42,8 @@ pub struct Session {
     pub encoding: PositionEncoding,
     pub client_name: Option<String>,
     pub capabilities: ClientCapabilities,
+    /// What the client can do, looked up once from `capabilities`.
+    pub features: super::features::ClientFeatures,
     pub project: Project,
     /// The store, or why it could not be opened (shown to the user; Mira keeps serving
     /// documents without it).
@@ -64,6 +66,8 @@ pub struct ServerState {
     /// without a location (Helix's `:lsp-workspace-command mira.ask …`) act there.
     last_focus: Mutex<Option<Focus>>,
     pub index: super::symbols::IndexSlot,
+    /// Anchored-memory bookkeeping and pending proposals for code actions.
+    pub editor: super::editor::EditorState,
     /// Set once the store is open (see `lsp::memory::start`).
     memory: OnceLock<MemoryService>,
 }
@@ -88,6 +92,7 @@ impl ServerState {
             shutdown_requested: AtomicBool::new(false),
             last_focus: Mutex::default(),
             index: Default::default(),
+            editor: Default::default(),
             memory: OnceLock::new(),
         }
     }

@@ -72,9 +72,7 @@ pub fn report_progress(state: &ServerState) {
     };
     let supported = state
         .session()
-        .and_then(|s| s.capabilities.window.as_ref())
-        .and_then(|w| w.work_done_progress)
-        .unwrap_or(false);
+        .is_some_and(|s| s.features.work_done_progress);
     // Holds the client, not the state: the task must not keep the server (and, through its
     // document channel, the index threads) alive after the session ends.
     let client = state.client.clone();
@@ -222,10 +220,7 @@ pub async fn document_symbol(
 ) -> Result<Option<DocumentSymbolResponse>> {
     let hierarchical = state
         .session()
-        .and_then(|s| s.capabilities.text_document.as_ref())
-        .and_then(|t| t.document_symbol.as_ref())
-        .and_then(|d| d.hierarchical_document_symbol_support)
-        .unwrap_or(false);
+        .is_some_and(|s| s.features.hierarchical_symbols);
     let outline = index(state)?
         .outline(&params.text_document.uri, state.encoding())
         .await
@@ -323,6 +318,13 @@ pub async fn hover(state: &ServerState, params: HoverParams) -> Result<Option<Ho
         None => format!("{} · {}", h.kind, file_label(&h)),
     };
     text.push_str(&format!("\n\n*{place}*"));
+    if let Some(root) = state.session().map(|s| s.project.root.clone()) {
+        let (key, qualified) = super::editor::symbol_key(&root, &h);
+        let memories = super::editor::anchored_memories(state, key, qualified).await;
+        if let Some(note) = super::editor::hover_note(&memories) {
+            text.push_str(&note);
+        }
+    }
     Ok(Some(Hover {
         contents: HoverContents::Markup(MarkupContent {
             kind: MarkupKind::Markdown,

@@ -162,3 +162,26 @@ pub fn memories_for_symbol(
     let rows = stmt.query_map(params![project, path, symbol], super::Memory::from_row)?;
     Ok(rows.collect::<Result<_, _>>()?)
 }
+
+/// The files holding anchors in a project (what the index is asked to watch).
+pub fn anchored_paths(conn: &Connection, project: i64) -> Result<Vec<String>, MemoryError> {
+    let mut stmt =
+        conn.prepare_cached("SELECT DISTINCT path FROM memory_anchors WHERE project_id = ?1")?;
+    let rows = stmt.query_map([project], |r| r.get(0))?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+/// The anchors of several memories at once (recall output names them).
+pub fn of_memories(
+    conn: &Connection,
+    ids: &[i64],
+) -> Result<std::collections::HashMap<i64, Vec<AnchorState>>, MemoryError> {
+    let mut out = std::collections::HashMap::new();
+    for &id in ids {
+        let a = of_memory(conn, id)?;
+        if !a.is_empty() {
+            out.insert(id, a);
+        }
+    }
+    Ok(out)
+}

@@ -87,6 +87,8 @@ pub struct FixArgs {
 
 #[derive(Clone, Debug, PartialEq, Deserialize)]
 pub struct EditArgs {
+    /// Empty when a code action asks the client to prompt for it (see `mira.edit`).
+    #[serde(default)]
     pub instruction: String,
     #[serde(default)]
     pub uri: Option<Uri>,
@@ -117,6 +119,8 @@ pub enum ScopeArg {
 
 #[derive(Clone, Debug, PartialEq, Deserialize)]
 pub struct RememberArgs {
+    /// Empty when "remember selection…" asks the client to prompt for it.
+    #[serde(default)]
     pub text: String,
     #[serde(default)]
     pub kind: Option<MemoryKindArg>,
@@ -125,6 +129,11 @@ pub struct RememberArgs {
     /// The id of the memory this text corrects (it is superseded, never recalled again).
     #[serde(default)]
     pub corrects: Option<i64>,
+    /// With `range`: anchor the memory to the symbol enclosing it.
+    #[serde(default)]
+    pub uri: Option<Uri>,
+    #[serde(default)]
+    pub range: Option<Range>,
 }
 
 #[derive(Clone, Debug, PartialEq, Deserialize)]
@@ -228,7 +237,7 @@ fn usage(command: &str) -> &'static str {
         "mira.edit" => "Expected an instruction string or {instruction, uri?, range?}",
         "mira.applyProposal" | "mira.rejectProposal" => "Expected {proposal: <number>}",
         "mira.remember" => {
-            "Expected a text string or {text, kind?: fact|preference|decision|correction, scope?: global|project, corrects?: <id>}"
+            "Expected a text string or {text, kind?: fact|preference|decision|correction, scope?: global|project, corrects?: <id>, uri?, range?}"
         }
         "mira.recall" => "Expected a query string or {query, limit?}",
         "mira.forget" => "Expected {id: <number>, restore?: bool} or the id as a string",

@@ -22,6 +22,18 @@ pub struct StoreReport {
     pub integrity: String,
 }
 
+/// What keeps secrets on the machine: redaction rules and the sensitive-file lists.
+#[derive(Debug)]
+pub struct SecretsReport {
+    pub redaction_rules: usize,
+    /// Sensitive-file rules in force, built-in ones included.
+    pub file_rules: usize,
+    /// The `.miraignore` files in force, project first.
+    pub miraignore: Vec<PathBuf>,
+    /// `agent.allow_sensitive`: the model's file tools may open sensitive files.
+    pub allow_sensitive: bool,
+}
+
 #[derive(Debug)]
 pub struct Doctor {
     pub project: Project,
@@ -31,6 +43,7 @@ pub struct Doctor {
     pub files: Vec<(PathBuf, bool)>,
     pub store: Option<StoreReport>,
     pub provider: String,
+    pub secrets: SecretsReport,
     pub problems: Vec<Problem>,
 }
 
@@ -117,14 +130,29 @@ pub fn run(inputs: ConfigInputs, start: &Path) -> Doctor {
         Some(l) => describe_provider(l),
         None => "unknown (configuration not loaded)".into(),
     };
+    let secrets = secrets_report(&project.root, loaded.as_ref(), &mut problems);
     Doctor {
         project,
+        secrets,
         config: loaded,
         lines,
         files,
         store,
         provider,
         problems,
+    }
+}
+
+fn secrets_report(root: &Path, l: Option<&Loaded>, problems: &mut Vec<Problem>) -> SecretsReport {
+    let files = crate::sensitive::load_for(root).unwrap_or_else(|e| {
+        problems.push(Problem::Config(e.to_string()));
+        crate::sensitive::SensitiveFiles::built_in_only(root)
+    });
+    SecretsReport {
+        redaction_rules: crate::redact::rule_count(),
+        file_rules: files.rule_count(),
+        miraignore: files.sources().into_iter().map(Path::to_path_buf).collect(),
+        allow_sensitive: l.is_some_and(|l| l.config.agent.allow_sensitive),
     }
 }
 

@@ -84,6 +84,16 @@ pub fn get(conn: &Connection, id: i64) -> rusqlite::Result<Option<Proposal>> {
     .optional()
 }
 
+/// Every pending proposal: (id, path), oldest first (code actions offer them per file).
+pub fn pending(conn: &Connection) -> rusqlite::Result<Vec<(i64, std::path::PathBuf)>> {
+    let mut stmt =
+        conn.prepare_cached("SELECT id, path FROM proposals WHERE status = 'pending' ORDER BY id")?;
+    let rows = stmt.query_map([], |r| {
+        Ok((r.get(0)?, std::path::PathBuf::from(r.get::<_, String>(1)?)))
+    })?;
+    rows.collect()
+}
+
 /// Move a pending proposal to `status`; false when it was not pending any more.
 pub fn settle(tx: &Transaction, id: i64, status: ProposalStatus) -> rusqlite::Result<bool> {
     Ok(tx.execute(

@@ -205,13 +205,22 @@ impl Coalescer {
         let cut = self.pending.rfind("\n\n")? + 2;
         self.last_flush = now;
         let rest = self.pending.split_off(cut);
-        Some(std::mem::replace(&mut self.pending, rest))
+        Some(redacted(std::mem::replace(&mut self.pending, rest)))
     }
 
     /// Everything pending (end of turn).
     pub fn take(&mut self) -> Option<String> {
         self.last_flush = Instant::now();
-        (!self.pending.is_empty()).then(|| std::mem::take(&mut self.pending))
+        (!self.pending.is_empty()).then(|| redacted(std::mem::take(&mut self.pending)))
+    }
+}
+
+/// Streamed model text is redacted chunk by chunk before it reaches the transcript file (the
+/// stored answer is redacted whole by the turn loop).
+fn redacted(chunk: String) -> String {
+    match crate::redact::redact(&chunk) {
+        std::borrow::Cow::Borrowed(_) => chunk,
+        std::borrow::Cow::Owned(o) => o,
     }
 }
 

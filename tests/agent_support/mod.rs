@@ -119,7 +119,6 @@ impl Setup {
             question: question.into(),
             project: self.project.clone(),
             editor: None,
-            focus: None,
             effort: None,
             source: "test",
         }

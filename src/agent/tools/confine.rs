@@ -47,13 +47,13 @@ pub fn resolve(root: &Path, requested: &str) -> Result<PathBuf, ToolError> {
     }
     let mut real = existing
         .canonicalize()
-        .map_err(|e| ToolError::Failed(format!("cannot resolve `{requested}`: {e}")))?;
+        .map_err(|e| ToolError::Failed(format!("cannot resolve `{}`: {e}", shown(requested))))?;
     if !real.starts_with(root) {
+        // Where the link points is not the model's business: no absolute path in the message.
         return Err(ToolError::Refused(format!(
-            "`{requested}` resolves (through a symlink) to {} outside the project root; \
-             file tools only work inside {}",
-            real.display(),
-            root.display()
+            "`{}` resolves through a symlink to a place outside the project root; file tools \
+             only work inside the project",
+            shown(requested)
         )));
     }
     for name in rest.into_iter().rev() {
@@ -64,8 +64,22 @@ pub fn resolve(root: &Path, requested: &str) -> Result<PathBuf, ToolError> {
 
 fn outside(requested: &str) -> ToolError {
     ToolError::Refused(format!(
-        "`{requested}` is outside the project root; file tools only accept paths inside the project"
+        "`{}` is outside the project root; file tools only accept paths inside the project",
+        shown(requested)
     ))
+}
+
+/// The requested path as refusals show it: an absolute path is cut to its file name, so no
+/// message names a place outside the project.
+fn shown(requested: &str) -> String {
+    let p = Path::new(requested);
+    if !p.is_absolute() {
+        return requested.to_string();
+    }
+    match p.file_name() {
+        Some(name) => format!("…/{}", name.to_string_lossy()),
+        None => "/".to_string(),
+    }
 }
 
 /// `path` relative to `root`, for display and tool output.

@@ -58,6 +58,7 @@ impl Tool for EditFile {
                 ));
             }
             let path = confine::resolve(cx.root, &a.path)?;
+            cx.files.check(cx.root, &path)?;
             let (version, text) = current_text(cx, &path)?;
             let count = text.matches(&a.old_string).count();
             let new_text = match count {

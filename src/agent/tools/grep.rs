@@ -67,6 +67,10 @@ impl Tool for Grep {
             };
             let root = cx.root.to_path_buf();
             let start = confine::resolve(cx.root, a.path.as_deref().unwrap_or("."))?;
+            if start.is_file() {
+                cx.files.check(cx.root, &start)?;
+            }
+            let guard = cx.files.clone();
             blocking(move || {
                 let mut searcher = SearcherBuilder::new()
                     .binary_detection(BinaryDetection::quit(0))
@@ -76,6 +80,9 @@ impl Tool for Grep {
                 let mut files = 0;
                 'walk: for entry in ignore::WalkBuilder::new(&start)
                     .require_git(false)
+                    .filter_entry(move |e| {
+                        !guard.hides(e.path(), e.file_type().is_some_and(|t| t.is_dir()))
+                    })
                     .build()
                     .flatten()
                 {

@@ -64,6 +64,7 @@ impl Tool for ListFiles {
             let a: Args = parse_args(args)?;
             let root = cx.root.to_path_buf();
             let dir = confine::resolve(cx.root, a.path.as_deref().unwrap_or("."))?;
+            let guard = cx.files.clone();
             let glob = match &a.glob {
                 Some(g) => Some(
                     globset::Glob::new(g)
@@ -77,6 +78,9 @@ impl Tool for ListFiles {
                 let mut more = false;
                 for entry in ignore::WalkBuilder::new(&dir)
                     .require_git(false)
+                    .filter_entry(move |e| {
+                        !guard.hides(e.path(), e.file_type().is_some_and(|t| t.is_dir()))
+                    })
                     .build()
                     .flatten()
                 {

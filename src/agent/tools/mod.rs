@@ -6,6 +6,7 @@
 //! an artifact by the turn loop, not by each tool.
 
 pub mod confine;
+pub mod guard;
 
 mod bash;
 mod edit_file;
@@ -30,6 +31,7 @@ use crate::llm::ToolSpec;
 use crate::store::Store;
 
 use super::host::TurnHost;
+pub use guard::FileGuard;
 
 pub struct ToolContext<'a> {
     /// Canonical project root; file tools never leave it.
@@ -46,6 +48,8 @@ pub struct ToolContext<'a> {
     pub host: &'a dyn TurnHost,
     pub bash: BashPolicy,
     pub cancel: &'a CancellationToken,
+    /// Sensitive files the file tools withhold (unless the user allowed them).
+    pub files: &'a FileGuard,
 }
 
 #[derive(Clone, Debug, PartialEq)]

@@ -57,6 +57,7 @@ impl Tool for ReadFile {
                     a.path
                 )));
             }
+            cx.files.check(cx.root, &path)?;
             let (_, text) = current_text(cx, &path)?;
             let start = a.start_line.unwrap_or(1).max(1);
             let max = a.max_lines.unwrap_or(usize::MAX);

@@ -44,6 +44,7 @@ impl Tool for WriteFile {
         Box::pin(async move {
             let a: Args = parse_args(args)?;
             let path = confine::resolve(cx.root, &a.path)?;
+            cx.files.check(cx.root, &path)?;
             if path.is_dir() {
                 return Err(ToolError::Failed(format!("{} is a directory", a.path)));
             }

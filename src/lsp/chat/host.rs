@@ -41,6 +41,7 @@ impl LspHost {
             .map(|s| s.project.root.clone())
             .unwrap_or_default();
         let shown = chat_surface::relative(&root, &edit.path);
+        super::super::editor::refresh_proposals(&self.state);
         let _ = self.out.send(Out::Note {
             text: proposals::transcript_block(id, &shown, &edit.diff),
         });
@@ -74,11 +75,7 @@ impl TurnHost for LspHost {
             let annotations = self
                 .state
                 .session()
-                .and_then(|s| s.capabilities.workspace.as_ref())
-                .and_then(|w| w.workspace_edit.as_ref())
-                .is_some_and(|w| {
-                    w.document_changes == Some(true) && w.change_annotation_support.is_some()
-                });
+                .is_some_and(|s| s.features.change_annotations);
             // Clients with change annotations confirm in their own preview; others get a
             // proposal to apply explicitly when the user asked for confirmation.
             if self.state.config().config.edits.confirm && !annotations {
@@ -93,9 +90,7 @@ impl TurnHost for LspHost {
         let can_ask = self
             .state
             .session()
-            .and_then(|s| s.capabilities.window.as_ref())
-            .and_then(|w| w.show_message.as_ref())
-            .is_some();
+            .is_some_and(|s| s.features.message_requests);
         Box::pin(async move {
             if !can_ask {
                 return false;
@@ -171,16 +166,11 @@ pub(super) async fn apply_file_edit(state: Arc<ServerState>, edit: FileEdit) -> 
             None
         }
     };
-    let caps = state
-        .session()
-        .and_then(|s| s.capabilities.workspace.as_ref())
-        .and_then(|w| w.workspace_edit.as_ref());
-    let document_changes = caps.and_then(|c| c.document_changes).unwrap_or(false);
-    let can_create = caps
-        .and_then(|c| c.resource_operations.as_ref())
-        .is_some_and(|ops| ops.contains(&ResourceOperationKind::Create));
+    let features = state.session().map(|s| s.features).unwrap_or_default();
+    let document_changes = features.document_changes;
+    let can_create = features.create_files;
     // Clients with change annotations (VS Code) show model edits in their refactor preview.
-    let annotate = document_changes && caps.is_some_and(|c| c.change_annotation_support.is_some());
+    let annotate = features.change_annotations;
     let annotation = annotate.then(|| "mira".to_string());
     let text_edit = minimal_edit(&edit.base_text, &edit.new_text, state.encoding());
     if edit.create && !(document_changes && can_create) {

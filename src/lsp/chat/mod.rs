@@ -6,9 +6,12 @@
 //! `$/progress`, `window/showMessage`, and — when the client opted in — `mira/*`
 //! notifications. Handlers only send to it; only the writer awaits the client.
 
+mod actions;
 mod host;
 mod proposals;
 mod writer;
+
+pub use actions::{ask_symbol, edit, explain, fix};
 
 pub use proposals::{apply_proposal, reject_proposal};
 
@@ -110,11 +113,30 @@ pub fn ask(state: &Arc<ServerState>, mut args: AskArgs) -> std::result::Result<V
         args.range = (f.range.start != f.range.end).then_some(f.range);
     }
     let session = state.session().ok_or("Mira is not initialized yet")?;
+    let editor = editor_context(state, &session.project.root, &args);
+    let effort = args.effort.map(crate::llm::Effort::from);
+    start_turn(state, args.question, editor, None, effort)
+}
+
+/// Memories anchored to the symbol in focus are read in the turn's task, off the handler.
+pub(super) struct FocusAnchor {
+    pub key: String,
+    pub qualified: String,
+}
+
+/// Start a turn in the global conversation and answer `{turn}` at once.
+pub(super) fn start_turn(
+    state: &Arc<ServerState>,
+    question: String,
+    mut editor: Option<EditorContext>,
+    anchor: Option<FocusAnchor>,
+    effort: Option<crate::llm::Effort>,
+) -> std::result::Result<Value, String> {
+    let session = state.session().ok_or("Mira is not initialized yet")?;
     let store = state
         .store()
         .map_err(|e| format!("memory and conversation are unavailable: {e}"))?
         .clone();
-    let editor = editor_context(state, &session.project.root, &args);
     let turn = new_turn_id();
     let cancel = CancellationToken::new();
     state.chat.running().insert(turn.clone(), cancel.clone());
@@ -124,10 +146,20 @@ pub fn ask(state: &Arc<ServerState>, mut args: AskArgs) -> std::result::Result<V
         turn: turn.clone(),
     };
     let project = session.project.clone();
-    let effort = args.effort.map(crate::llm::Effort::from);
     let st = state.clone();
     let id = turn.clone();
     tokio::spawn(async move {
+        if let (Some(a), Some(focus)) = (anchor, editor.as_mut().and_then(|e| e.symbol.as_mut())) {
+            focus.memories = super::editor::anchored_memories(&st, a.key, a.qualified)
+                .await
+                .into_iter()
+                .map(|m| crate::agent::AnchoredNote {
+                    id: m.id,
+                    body: m.body,
+                    stale: m.stale,
+                })
+                .collect();
+        }
         // Building the agent (HTTP client) and the project row are blocking work: off the
         // runtime, and never in the handler.
         let s = store.clone();
@@ -143,10 +175,9 @@ pub fn ask(state: &Arc<ServerState>, mut args: AskArgs) -> std::result::Result<V
             Ok((agent, project)) => {
                 let ask = Ask {
                     turn: id.clone(),
-                    question: args.question,
+                    question,
                     project,
                     editor,
-                    focus: None,
                     effort,
                     source: "lsp",
                 };
@@ -260,7 +291,6 @@ impl Backend {
             question: args.question,
             project,
             editor,
-            focus: None,
             effort: None,
             source: "lsp",
         };
@@ -286,7 +316,11 @@ impl Backend {
     }
 }
 
-fn editor_context(state: &ServerState, root: &Path, args: &AskArgs) -> Option<EditorContext> {
+pub(super) fn editor_context(
+    state: &ServerState,
+    root: &Path,
+    args: &AskArgs,
+) -> Option<EditorContext> {
     let uri = args.uri.as_ref()?;
     let path = uri_to_path(uri)?;
     let enc = state.encoding();

@@ -59,6 +59,7 @@ pub async fn apply_proposal(
         };
         if proposals::hash(&base) != p.base_hash {
             let _ = settle(ProposalStatus::Stale).await;
+            super::super::editor::refresh_proposals(&st);
             st.show(
                 MessageType::WARNING,
                 format!(
@@ -75,7 +76,8 @@ pub async fn apply_proposal(
             create: current.is_none(),
             diff: p.diff,
         };
-        match apply_file_edit(st.clone(), edit).await {
+        let outcome = apply_file_edit(st.clone(), edit).await;
+        match outcome {
             EditOutcome::Applied => {
                 let _ = settle(ProposalStatus::Applied).await;
                 st.show(MessageType::INFO, format!("Mira: applied proposal #{id}"));
@@ -96,6 +98,7 @@ pub async fn apply_proposal(
             // apply_file_edit applies or refuses; it never proposes.
             EditOutcome::Proposed { .. } => {}
         }
+        super::super::editor::refresh_proposals(&st);
     });
     Ok(json!({ "proposal": id, "status": "applying" }))
 }
@@ -112,6 +115,7 @@ pub async fn reject_proposal(
     .await
     .map_err(|e| e.to_string())?
     .map_err(|e| e.to_string())?;
+    super::super::editor::refresh_proposals(state);
     if !settled {
         return Err(format!("proposal #{id} does not exist or is not pending"));
     }

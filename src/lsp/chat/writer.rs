@@ -81,6 +81,11 @@ impl Notification for TurnFinishedNote {
 
 /// How often streamed text is pushed into the transcript at most (paragraph ends go sooner).
 const FLUSH_INTERVAL: Duration = Duration::from_millis(300);
+/// How long an edit to the open transcript waits for the client's didChange echoing it
+/// (Neovim debounces didChange by 150 ms by default).
+const ECHO_WAIT: Duration = Duration::from_millis(1500);
+/// Attempts at one chunk when the user's typing keeps outdating the version it was made for.
+const APPEND_ATTEMPTS: usize = 4;
 
 /// The single task that talks to the client about turns.
 pub(super) struct Writer {
@@ -308,14 +313,85 @@ impl Writer {
             end,
         };
         if self.edit(version, range, text.clone()).await {
+            if let Some(v) = version {
+                // Later appends are computed against the client's text: let it catch up.
+                self.echoed(v, "", "").await;
+            }
             self.text = text;
         } else {
             self.text = current;
         }
     }
 
+    /// The transcript as the client has it, when the client has it open: edits are computed
+    /// against this (never Mira's own copy), so typing into it while a turn streams does not
+    /// misplace the answer.
+    fn client_copy(&self) -> Option<(i32, String)> {
+        let uri = self.uri.as_ref()?;
+        self.state
+            .documents()
+            .get(uri)
+            .map(|d| (d.version(), d.text()))
+    }
+
+    fn client_version(&self) -> Option<i32> {
+        let uri = self.uri.as_ref()?;
+        self.state.documents().get(uri).map(|d| d.version())
+    }
+
+    /// Whether an edit appending `chunk` after `before` (the end of the text it was made
+    /// against) arrived: wait for the didChange after it and look for `before` + `chunk`.
+    /// A client that never echoes counts as applied (nothing better is known); one whose
+    /// newer text lacks them dropped a stale edit.
+    async fn echoed(&self, version: i32, before: &str, chunk: &str) -> bool {
+        let deadline = tokio::time::Instant::now() + ECHO_WAIT;
+        loop {
+            match self.client_version() {
+                None => return true,
+                Some(v) if v > version => {
+                    let Some((_, text)) = self.client_copy() else {
+                        return true;
+                    };
+                    let mut expected = String::with_capacity(before.len() + chunk.len());
+                    expected.push_str(before);
+                    expected.push_str(chunk);
+                    return text.contains(&expected);
+                }
+                Some(_) => {}
+            }
+            if tokio::time::Instant::now() >= deadline {
+                return true;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+
     async fn append(&mut self, chunk: &str) {
         if chunk.is_empty() {
+            return;
+        }
+        if self.client_copy().is_some() {
+            for _ in 0..APPEND_ATTEMPTS {
+                let Some((version, text)) = self.client_copy() else {
+                    break;
+                };
+                let end = end_position(&text, self.state.encoding());
+                let sent = self
+                    .edit(Some(version), Range { start: end, end }, chunk.to_string())
+                    .await;
+                // What precedes the chunk identifies it even when the same text streamed before.
+                let mut from = text.len().saturating_sub(64);
+                while !text.is_char_boundary(from) {
+                    from -= 1;
+                }
+                if sent && self.echoed(version, &text[from..], chunk).await {
+                    self.text = self.client_copy().map_or(text + chunk, |(_, t)| t);
+                    return;
+                }
+            }
+            tracing::warn!(
+                "the transcript kept changing under Mira; the answer is in `mira history`"
+            );
             return;
         }
         let end = end_position(&self.text, self.state.encoding());
@@ -334,10 +410,7 @@ impl Writer {
         let document_changes = self
             .state
             .session()
-            .and_then(|s| s.capabilities.workspace.as_ref())
-            .and_then(|w| w.workspace_edit.as_ref())
-            .and_then(|w| w.document_changes)
-            .unwrap_or(false);
+            .is_some_and(|s| s.features.document_changes);
         let te = TextEdit { range, new_text };
         let edit = if document_changes {
             WorkspaceEdit {
@@ -378,18 +451,8 @@ impl Writer {
         let Some(session) = self.state.session() else {
             return;
         };
-        let advertised = session
-            .capabilities
-            .window
-            .as_ref()
-            .and_then(|w| w.show_document.as_ref())
-            .is_some_and(|s| s.support);
-        let helix = session
-            .client_name
-            .as_deref()
-            .is_some_and(|n| n.to_ascii_lowercase().contains("helix"));
         let Some(uri) = self.uri.clone() else { return };
-        if !(advertised || helix) {
+        if !session.features.show_document {
             return;
         }
         let end = end_position(&self.text, self.state.encoding());
@@ -408,9 +471,7 @@ impl Writer {
         let supported = self
             .state
             .session()
-            .and_then(|s| s.capabilities.window.as_ref())
-            .and_then(|w| w.work_done_progress)
-            .unwrap_or(false);
+            .is_some_and(|s| s.features.work_done_progress);
         if !supported {
             return;
         }

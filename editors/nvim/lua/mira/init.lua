@@ -1,8 +1,11 @@
--- Mira for Neovim's built-in LSP client (0.7+; 0.8+ recommended).
+-- Mira for Neovim's built-in LSP client (0.7+; 0.8+ recommended). See `:help mira`.
 --   require('mira').setup({})            -- attach to every file buffer
---   require('mira').setup({ filetypes = { 'rust', 'python' } })
--- Commands: :MiraAsk {question}, :MiraEdit {instruction}, :MiraRemember {text},
--- :MiraRecall {query}, :MiraForget {id}, :MiraStatus, :MiraCancel, :MiraConversation, :MiraReindex
+--   require('mira').setup({ filetypes = { 'rust', 'python' }, keymaps = true })
+-- Code actions (vim.lsp.buf.code_action()): Ask Mira about `name`, explain / edit / remember
+-- selection, fix a diagnostic, apply or reject a proposal.
+-- Commands: :MiraAsk [question], :MiraEdit [instruction], :MiraRemember [text],
+-- :MiraRecall {query}, :MiraMemories, :MiraGoals, :MiraForget {id}, :MiraStatus, :MiraCancel,
+-- :MiraConversation, :MiraReindex. Health: :checkhealth mira
 local M = {}
 
 M.defaults = {
@@ -12,9 +15,15 @@ M.defaults = {
   root_markers = { '.mira', '.git', 'Cargo.toml', 'package.json', 'pyproject.toml', 'go.mod' },
   -- sent as initializationOptions.mira (same keys as ~/.config/mira/config.toml)
   settings = { notifications = true },
+  -- true: <leader>ma ask, <leader>me edit, <leader>mr remember, <leader>ms recall,
+  -- <leader>mc conversation, <leader>m. code actions (normal and visual mode)
+  keymaps = false,
+  -- where the transcript opens: 'split' (below) or 'vsplit' (right)
+  transcript = 'split',
 }
 
 local new_api = vim.fn.has('nvim-0.11') == 1
+M.options = vim.deepcopy(M.defaults)
 
 local function find_root(path, markers)
   local dir = vim.fn.fnamemodify(path, ':p:h')
@@ -29,14 +38,226 @@ local function find_root(path, markers)
   return vim.fn.getcwd()
 end
 
-local function client()
+function M.client()
   local get = vim.lsp.get_clients or vim.lsp.get_active_clients
   for _, c in pairs(get()) do
     if c.name == 'mira' then return c end
   end
 end
 
+local function request(c, method, params, handler, buf)
+  if new_api then return c:request(method, params, handler, buf) end
+  return c.request(method, params, handler, buf)
+end
+
+local function notify_error(err)
+  vim.notify('Mira: ' .. (err.message or tostring(err)), vim.log.levels.ERROR)
+end
+
+--- Send a request to Mira; `on_result(result)` gets the answer.
+function M.request(method, params, on_result)
+  local c = M.client()
+  if not c then
+    vim.notify('Mira is not running in this Neovim (open a file first)', vim.log.levels.WARN)
+    return
+  end
+  request(c, method, params, function(err, result)
+    if err then notify_error(err) elseif on_result then on_result(result) end
+  end)
+end
+
+--- Run a Mira command; `on_result(result)` gets what the server answered.
+function M.execute(command, args, on_result)
+  M.request('workspace/executeCommand', { command = command, arguments = args or {} }, on_result)
+end
+
+-- The transcript ---------------------------------------------------------------------------
+
+local following = {}
+
+--- Show the transcript in a split (reused when visible) that follows streamed text; the
+--- cursor stays where it was.
+function M.show_transcript(path)
+  local buf = vim.fn.bufadd(path)
+  vim.fn.bufload(buf)
+  local win
+  for _, w in ipairs(vim.api.nvim_list_wins()) do
+    if vim.api.nvim_win_get_buf(w) == buf then win = w end
+  end
+  if not win then
+    local back = vim.api.nvim_get_current_win()
+    vim.cmd((M.options.transcript == 'vsplit' and 'botright vsplit ' or 'botright split ')
+      .. vim.fn.fnameescape(path))
+    win = vim.api.nvim_get_current_win()
+    vim.api.nvim_set_current_win(back)
+  end
+  if not following[buf] then
+    following[buf] = true
+    vim.api.nvim_buf_attach(buf, false, {
+      on_lines = function()
+        vim.schedule(function()
+          if not vim.api.nvim_buf_is_valid(buf) then return end
+          local last = vim.api.nvim_buf_line_count(buf)
+          for _, w in ipairs(vim.api.nvim_list_wins()) do
+            if vim.api.nvim_win_get_buf(w) == buf and w ~= vim.api.nvim_get_current_win() then
+              pcall(vim.api.nvim_win_set_cursor, w, { last, 0 })
+            end
+          end
+        end)
+      end,
+      on_detach = function() following[buf] = nil end,
+    })
+  end
+  pcall(vim.api.nvim_win_set_cursor, win, { vim.api.nvim_buf_line_count(buf), 0 })
+  return buf
+end
+
+local function transcript_path(uri)
+  local path = vim.uri_to_fname(uri)
+  if path:match('conversation%.md$') then return path end
+end
+
+M.handlers = {
+  ['window/showDocument'] = function(err, result, ctx, config)
+    local path = result and result.uri and transcript_path(result.uri)
+    if path then
+      M.show_transcript(path)
+      return { success = true }
+    end
+    local default = vim.lsp.handlers['window/showDocument']
+    if default then return default(err, result, ctx, config) end
+    return { success = false }
+  end,
+  -- 0.7 does not advertise showDocument: open the transcript when a turn starts.
+  ['mira/turnStarted'] = function()
+    if vim.fn.has('nvim-0.8') == 0 then
+      M.execute('mira.openConversation', {}, function(r)
+        if r and r.uri and r.uri ~= vim.NIL then M.show_transcript(vim.uri_to_fname(r.uri)) end
+      end)
+    end
+  end,
+  ['mira/delta'] = function() end,
+  ['mira/toolCall'] = function() end,
+  ['mira/turnFinished'] = function() end,
+}
+
+-- Prompts for commands a code action leaves open ------------------------------------------
+
+local function input(prompt, on_text)
+  vim.ui.input({ prompt = prompt }, function(text)
+    if text and vim.trim(text) ~= '' then on_text(text) end
+  end)
+end
+
+local function run_with(ctx, command, args)
+  local c = vim.lsp.get_client_by_id(ctx.client_id) or M.client()
+  if not c then return end
+  request(c, 'workspace/executeCommand', { command = command, arguments = { args } }, function(err)
+    if err then notify_error(err) end
+  end, ctx.bufnr)
+end
+
+-- "Mira: edit selection…" and "Mira: remember selection…" carry no text: ask for it here.
+local client_commands = {
+  ['mira.edit'] = function(command, ctx)
+    local args = vim.deepcopy((command.arguments or {})[1] or {})
+    if type(args) == 'table' and (args.instruction or '') == '' then
+      input('Mira, edit the selection: ', function(text)
+        args.instruction = text
+        run_with(ctx, 'mira.edit', args)
+      end)
+    else
+      run_with(ctx, 'mira.edit', args)
+    end
+  end,
+  ['mira.remember'] = function(command, ctx)
+    local args = vim.deepcopy((command.arguments or {})[1] or {})
+    if type(args) == 'table' and (args.text or '') == '' then
+      input('Mira, remember about this code: ', function(text)
+        args.text = text
+        run_with(ctx, 'mira.remember', args)
+      end)
+    else
+      run_with(ctx, 'mira.remember', args)
+    end
+  end,
+}
+
+-- Lists through vim.ui.select ---------------------------------------------------------------
+
+local function anchor_label(m)
+  local a = m.anchors and m.anchors[1]
+  if not a then return '' end
+  local stale = a.stale_since ~= nil and a.stale_since ~= vim.NIL
+  return string.format('  @%s::%s%s', a.anchor.path, a.anchor.symbol, stale and ' (stale)' or '')
+end
+
+function M.format_memory(m)
+  local status = m.status ~= 'active' and (' [' .. m.status .. ']') or ''
+  return string.format('#%d %s: %s%s%s', m.id, m.kind, m.body:gsub('%s+', ' '), status, anchor_label(m))
+end
+
+local function open_anchor(m)
+  local a = m.anchors and m.anchors[1]
+  local c = M.client()
+  if not a or not c then
+    vim.notify('Mira: #' .. m.id .. ' is not anchored to code', vim.log.levels.INFO)
+    return
+  end
+  local path = a.anchor.path
+  if not path:match('^/') then path = (c.config.root_dir or vim.fn.getcwd()) .. '/' .. path end
+  vim.cmd('edit ' .. vim.fn.fnameescape(path))
+  local name = a.anchor.symbol:match('([%w_$]+)$') or a.anchor.symbol
+  vim.fn.search('\\<' .. vim.fn.escape(name, '\\') .. '\\>', 'cw')
+end
+
+--- Pick a memory, then what to do with it (forget, restore, open its anchor).
+function M.select_memories(memories, prompt)
+  if not memories or #memories == 0 then
+    vim.notify('Mira: nothing found', vim.log.levels.INFO)
+    return
+  end
+  vim.ui.select(memories, { prompt = prompt, format_item = M.format_memory }, function(m)
+    if not m then return end
+    local actions = { 'Forget', 'Restore', 'Open anchor' }
+    vim.ui.select(actions, { prompt = '#' .. m.id }, function(choice)
+      if choice == 'Forget' then M.execute('mira.forget', { { id = m.id } })
+      elseif choice == 'Restore' then M.execute('mira.forget', { { id = m.id, restore = true } })
+      elseif choice == 'Open anchor' then open_anchor(m) end
+    end)
+  end)
+end
+
+function M.recall(query)
+  M.execute('mira.recall', { { query = query, limit = 20 } }, function(r)
+    M.select_memories(r and r.memories, 'Mira recalls')
+  end)
+end
+
+function M.memories()
+  M.request('mira/memories', { limit = 100 }, function(r)
+    M.select_memories(r and r.memories, 'Mira remembers')
+  end)
+end
+
+function M.goals()
+  M.request('mira/goals', vim.empty_dict(), function(r)
+    local goals = (r and r.goals) or {}
+    if #goals == 0 then
+      vim.notify('Mira: no active goals (add one with `mira goals add`)', vim.log.levels.INFO)
+      return
+    end
+    vim.ui.select(goals, {
+      prompt = 'Mira goals',
+      format_item = function(g) return string.format('#%d %s (%d%%, %s)', g.id, g.title, g.progress, g.status) end,
+    }, function() end)
+  end)
+end
+
+-- Setup ---------------------------------------------------------------------------------------
+
 function M.attach(buf, opts)
+  opts = opts or M.options
   local name = vim.api.nvim_buf_get_name(buf)
   if name == '' or vim.bo[buf].buftype ~= '' then return end
   local config = {
@@ -45,6 +266,7 @@ function M.attach(buf, opts)
     root_dir = find_root(name, opts.root_markers),
     init_options = { mira = opts.settings },
     capabilities = vim.lsp.protocol.make_client_capabilities(),
+    handlers = M.handlers,
   }
   if vim.lsp.start then
     return vim.lsp.start(config, { bufnr = buf })
@@ -60,33 +282,35 @@ function M.attach(buf, opts)
   return id
 end
 
---- Run a Mira command; `on_result(result)` gets what the server answered.
-function M.execute(command, args, on_result)
-  local c = client()
-  if not c then
-    vim.notify('Mira is not running in this Neovim (open a file first)', vim.log.levels.WARN)
-    return
+local function here(a)
+  local buf = vim.api.nvim_get_current_buf()
+  local at = { uri = vim.uri_from_bufnr(buf) }
+  if a and a.range and a.range > 0 then
+    local last = vim.fn.getline(a.line2)
+    at.range = { start = { line = a.line1 - 1, character = 0 }, ['end'] = { line = a.line2 - 1, character = #last } }
+  else
+    local pos = vim.api.nvim_win_get_cursor(0)
+    at.position = { line = pos[1] - 1, character = pos[2] }
   end
-  local params = { command = command, arguments = args or {} }
-  local handler = function(err, result)
-    if err then
-      vim.notify('Mira: ' .. (err.message or vim.inspect(err)), vim.log.levels.ERROR)
-    elseif on_result then
-      on_result(result)
-    end
-  end
-  if new_api then c:request('workspace/executeCommand', params, handler)
-  else c.request('workspace/executeCommand', params, handler) end
+  return at
 end
 
-local function focus()
-  local buf = vim.api.nvim_get_current_buf()
-  local pos = vim.api.nvim_win_get_cursor(0)
-  return { uri = vim.uri_from_bufnr(buf), position = { line = pos[1] - 1, character = pos[2] } }
+local function keymaps()
+  local map = function(modes, lhs, rhs, desc) vim.keymap.set(modes, lhs, rhs, { desc = desc }) end
+  map('n', '<leader>ma', '<cmd>MiraAsk<cr>', 'Mira: ask')
+  map('x', '<leader>ma', ':MiraAsk<cr>', 'Mira: ask about the selection')
+  map('x', '<leader>me', ':MiraEdit<cr>', 'Mira: edit the selection')
+  map('x', '<leader>mr', ':MiraRemember<cr>', 'Mira: remember about the selection')
+  map('n', '<leader>mr', '<cmd>MiraRemember<cr>', 'Mira: remember')
+  map('n', '<leader>ms', function() input('Mira recall: ', M.recall) end, 'Mira: recall')
+  map('n', '<leader>mc', '<cmd>MiraConversation<cr>', 'Mira: conversation')
+  map({ 'n', 'x' }, '<leader>m.', vim.lsp.buf.code_action, 'Mira: code actions')
 end
 
 function M.setup(opts)
   opts = vim.tbl_deep_extend('force', M.defaults, opts or {})
+  M.options = opts
+  for name, fn in pairs(client_commands) do vim.lsp.commands[name] = fn end
   local group = vim.api.nvim_create_augroup('mira', { clear = true })
   vim.api.nvim_create_autocmd(opts.filetypes and 'FileType' or 'BufReadPost', {
     group = group,
@@ -95,26 +319,48 @@ function M.setup(opts)
   })
   local cmd = vim.api.nvim_create_user_command
   cmd('MiraAsk', function(a)
-    local f = focus()
-    M.execute('mira.ask', { { question = a.args, uri = f.uri, position = f.position } })
-  end, { nargs = '+', desc = 'Ask Mira (global conversation, with this buffer as context)' })
+    local ask = function(q)
+      local at = here(a)
+      at.question = q
+      M.execute('mira.ask', { at })
+    end
+    if a.args ~= '' then ask(a.args) else input('Ask Mira: ', ask) end
+  end, { nargs = '*', range = true, desc = 'Ask Mira (global conversation, with this buffer as context)' })
   cmd('MiraEdit', function(a)
-    local f = focus()
-    M.execute('mira.edit', { { instruction = a.args, uri = f.uri } })
-  end, { nargs = '+', desc = 'Ask Mira to edit this buffer' })
-  cmd('MiraRemember', function(a) M.execute('mira.remember', { a.args }, function(r)
-    vim.notify('Mira remembered: ' .. vim.inspect(r))
-  end) end, { nargs = '+' })
-  cmd('MiraRecall', function(a) M.execute('mira.recall', { a.args }, function(r)
-    vim.notify(vim.inspect(r))
-  end) end, { nargs = '+' })
+    local edit = function(instruction)
+      local at = here(a)
+      at.position = nil
+      at.instruction = instruction
+      M.execute('mira.edit', { at })
+    end
+    if a.args ~= '' then edit(a.args) else input('Mira, edit: ', edit) end
+  end, { nargs = '*', range = true, desc = 'Ask Mira to edit the selection (or this buffer)' })
+  cmd('MiraRemember', function(a)
+    local remember = function(text)
+      local args = { text = text }
+      if a.range > 0 then
+        local at = here(a)
+        args.uri, args.range = at.uri, at.range
+      end
+      M.execute('mira.remember', { args })
+    end
+    if a.args ~= '' then remember(a.args) else input('Mira, remember: ', remember) end
+  end, { nargs = '*', range = true, desc = 'Remember a note (anchored to the selected code with a range)' })
+  cmd('MiraRecall', function(a) M.recall(a.args) end, { nargs = '+' })
+  cmd('MiraMemories', function() M.memories() end, {})
+  cmd('MiraGoals', function() M.goals() end, {})
   cmd('MiraForget', function(a) M.execute('mira.forget', { a.args }) end, { nargs = 1 })
   cmd('MiraStatus', function() M.execute('mira.status', {}, function(r)
-    vim.notify(vim.inspect(r))
+    M.status_cache = r
+    vim.notify(string.format('Mira %s · %s · provider %s · %s',
+      r.version or '?', r.project and r.project.name or '?', r.provider or 'none', r.database or 'no database'))
   end) end, {})
   cmd('MiraCancel', function() M.execute('mira.cancel', {}) end, {})
-  cmd('MiraConversation', function() M.execute('mira.openConversation', {}) end, {})
+  cmd('MiraConversation', function() M.execute('mira.openConversation', {}, function(r)
+    if r and r.uri and r.uri ~= vim.NIL then M.show_transcript(vim.uri_to_fname(r.uri)) end
+  end) end, {})
   cmd('MiraReindex', function() M.execute('mira.reindex', {}) end, {})
+  if opts.keymaps then keymaps() end
   -- Buffers already open when setup runs (e.g. `nvim file` with lazy loading).
   for _, buf in ipairs(vim.api.nvim_list_bufs()) do
     if vim.api.nvim_buf_is_loaded(buf) then

@@ -1,0 +1,260 @@
+//! `textDocument/codeAction` and `codeAction/resolve` (DESIGN §3): Mira's editor actions,
+//! answered from memory and the live index — never the network, never SQLite on the way.
+//!
+//! Every action carries typed `data`; its command is filled in by `codeAction/resolve` when
+//! the client can resolve it lazily, else right away. Kinds are chosen so the default menus
+//! show them: VS Code's Ctrl+. (quickfix, refactor, the empty kind), Neovim's
+//! `vim.lsp.buf.code_action()` and Helix's space a (all kinds).
+
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+use tower_lsp_server::jsonrpc::{Error, Result};
+use tower_lsp_server::ls_types::*;
+
+use super::state::{Focus, ServerState};
+use crate::documents::uri_to_path;
+
+/// What an action does, with exactly the arguments its command needs.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "mira", rename_all = "camelCase")]
+pub enum ActionData {
+    AskSymbol {
+        uri: Uri,
+        position: Position,
+    },
+    Explain {
+        uri: Uri,
+        range: Range,
+    },
+    Edit {
+        uri: Uri,
+        range: Range,
+    },
+    Fix {
+        uri: Uri,
+        range: Range,
+        diagnostics: Vec<Diagnostic>,
+    },
+    Remember {
+        uri: Uri,
+        range: Range,
+    },
+    ApplyProposal {
+        proposal: i64,
+    },
+    RejectProposal {
+        proposal: i64,
+    },
+}
+
+impl ActionData {
+    fn kind(&self) -> CodeActionKind {
+        match self {
+            ActionData::Fix { .. } => CodeActionKind::QUICKFIX,
+            ActionData::Edit { .. } => CodeActionKind::REFACTOR_REWRITE,
+            _ => CodeActionKind::EMPTY,
+        }
+    }
+
+    /// The `workspace/executeCommand` this action runs.
+    pub fn command(&self, title: &str) -> Command {
+        let (name, args) = match self {
+            ActionData::AskSymbol { uri, position } => (
+                "mira.askSymbol",
+                serde_json::json!({"uri": uri, "position": position}),
+            ),
+            ActionData::Explain { uri, range } => (
+                "mira.explain",
+                serde_json::json!({"uri": uri, "range": range}),
+            ),
+            // No instruction or text: the client prompts (VS Code input box, Neovim
+            // vim.ui.input); Helix users are told to type it.
+            ActionData::Edit { uri, range } => {
+                ("mira.edit", serde_json::json!({"uri": uri, "range": range}))
+            }
+            ActionData::Fix {
+                uri,
+                range,
+                diagnostics,
+            } => (
+                "mira.fix",
+                serde_json::json!({"uri": uri, "range": range, "diagnostics": diagnostics}),
+            ),
+            ActionData::Remember { uri, range } => (
+                "mira.remember",
+                serde_json::json!({"uri": uri, "range": range}),
+            ),
+            ActionData::ApplyProposal { proposal } => (
+                "mira.applyProposal",
+                serde_json::json!({"proposal": proposal}),
+            ),
+            ActionData::RejectProposal { proposal } => (
+                "mira.rejectProposal",
+                serde_json::json!({"proposal": proposal}),
+            ),
+        };
+        Command {
+            title: title.to_string(),
+            command: name.to_string(),
+            arguments: Some(vec![args]),
+        }
+    }
+}
+
+/// How many diagnostics get their own "Mira: fix: …" action.
+const MAX_FIX_ACTIONS: usize = 3;
+
+/// A range counts as a selection when it covers more than one character (Helix always has a
+/// one-character selection under the cursor).
+pub fn is_selection(r: &Range) -> bool {
+    r.start.line != r.end.line || r.end.character.abs_diff(r.start.character) > 1
+}
+
+fn short(s: &str, max: usize) -> String {
+    let flat = s.split_whitespace().collect::<Vec<_>>().join(" ");
+    if flat.chars().count() <= max {
+        flat
+    } else {
+        format!("{}…", flat.chars().take(max - 1).collect::<String>())
+    }
+}
+
+pub async fn code_action(
+    state: &Arc<ServerState>,
+    params: CodeActionParams,
+) -> Result<Option<CodeActionResponse>> {
+    let uri = params.text_document.uri;
+    let range = params.range;
+    if state.documents().get(&uri).is_none() {
+        return Ok(None);
+    }
+    state.set_focus(Focus {
+        uri: uri.clone(),
+        range,
+    });
+    let mut actions: Vec<(String, ActionData)> = Vec::new();
+    if let Some(index) = state.index.handle()
+        && let Ok(Some(name)) = index.name_at(&uri, range.start, state.encoding()).await
+    {
+        actions.push((
+            format!("Ask Mira about `{name}`"),
+            ActionData::AskSymbol {
+                uri: uri.clone(),
+                position: range.start,
+            },
+        ));
+    }
+    if is_selection(&range) {
+        actions.push((
+            "Mira: explain selection".into(),
+            ActionData::Explain {
+                uri: uri.clone(),
+                range,
+            },
+        ));
+        actions.push((
+            "Mira: edit selection…".into(),
+            ActionData::Edit {
+                uri: uri.clone(),
+                range,
+            },
+        ));
+        actions.push((
+            "Mira: remember selection…".into(),
+            ActionData::Remember {
+                uri: uri.clone(),
+                range,
+            },
+        ));
+    }
+    for d in params.context.diagnostics.iter().take(MAX_FIX_ACTIONS) {
+        actions.push((
+            format!("Mira: fix: {}", short(&d.message, 60)),
+            ActionData::Fix {
+                uri: uri.clone(),
+                range: d.range,
+                diagnostics: vec![d.clone()],
+            },
+        ));
+    }
+    if let Some(path) = uri_to_path(&uri) {
+        for id in state.editor.pending_proposals_for(&path) {
+            actions.push((
+                format!("Apply Mira proposal #{id}"),
+                ActionData::ApplyProposal { proposal: id },
+            ));
+            actions.push((
+                format!("Reject Mira proposal #{id}"),
+                ActionData::RejectProposal { proposal: id },
+            ));
+        }
+    }
+    let only = params.context.only.unwrap_or_default();
+    let lazy = state
+        .session()
+        .is_some_and(|s| s.features.code_action_resolve);
+    let out: Vec<CodeActionOrCommand> = actions
+        .into_iter()
+        .filter(|(_, a)| wanted(&only, &a.kind()))
+        .map(|(title, a)| {
+            CodeActionOrCommand::CodeAction(CodeAction {
+                kind: Some(a.kind()),
+                command: (!lazy).then(|| a.command(&title)),
+                data: serde_json::to_value(&a).ok(),
+                title,
+                ..Default::default()
+            })
+        })
+        .collect();
+    Ok((!out.is_empty()).then_some(out))
+}
+
+/// `only` filters by kind prefix (`refactor` admits `refactor.rewrite`); the empty kind is
+/// only asked for by clients that ask for everything.
+fn wanted(only: &[CodeActionKind], kind: &CodeActionKind) -> bool {
+    only.is_empty()
+        || only.iter().any(|o| {
+            let o = o.as_str();
+            let k = kind.as_str();
+            o.is_empty() || k == o || k.starts_with(&format!("{o}."))
+        })
+}
+
+pub async fn resolve(action: CodeAction) -> Result<CodeAction> {
+    let data = action
+        .data
+        .clone()
+        .ok_or_else(|| Error::invalid_params("this code action has no data to resolve"))?;
+    let parsed: ActionData = serde_json::from_value(data)
+        .map_err(|e| Error::invalid_params(format!("not a Mira code action: {e}")))?;
+    Ok(CodeAction {
+        command: Some(parsed.command(&action.title)),
+        ..action
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kinds_filter_by_prefix_and_selections_need_two_characters() {
+        assert!(wanted(&[], &CodeActionKind::EMPTY));
+        assert!(wanted(
+            &[CodeActionKind::REFACTOR],
+            &CodeActionKind::REFACTOR_REWRITE
+        ));
+        assert!(!wanted(
+            &[CodeActionKind::QUICKFIX],
+            &CodeActionKind::REFACTOR_REWRITE
+        ));
+        let r = |a, b| Range::new(Position::new(1, a), Position::new(1, b));
+        assert!(!is_selection(&r(3, 3)) && !is_selection(&r(3, 4)));
+        assert!(is_selection(&r(3, 5)));
+        assert!(is_selection(&Range::new(
+            Position::new(1, 0),
+            Position::new(2, 0)
+        )));
+    }
+}
