@@ -25,6 +25,8 @@ const FLOORS: &[(&str, u8)] = &[
     ("project", 20),
     ("redact", 20),
     ("sensitive", 20),
+    ("text", 20),
+    ("fusion", 20),
 ];
 
 fn floor(module: &str) -> Option<u8> {

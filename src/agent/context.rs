@@ -517,7 +517,10 @@ pub fn assemble(
             if anchored.is_empty() {
                 String::new()
             } else {
-                format!("Mira remembers about the code here:\n{}", bullets(&anchored))
+                format!(
+                    "Mira remembers about the code here:\n{}",
+                    bullets(&anchored)
+                )
             }
         }
     };

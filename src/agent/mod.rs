@@ -13,7 +13,7 @@ pub mod tokens;
 pub mod tools;
 mod turn;
 
-pub use context::{EditorContext, Focus, ProjectInfo};
+pub use context::{EditorContext, ProjectInfo};
 pub use conversation::TurnStatus;
 pub use focus::{AnchoredNote, SymbolFocus};
 pub use host::{EditOutcome, FileEdit, OpenDocument, TurnEvent, TurnHost, TurnOutcome};

@@ -372,7 +372,7 @@ impl Agent {
                                 project: &project,
                                 question: &question,
                                 editor: editor.as_ref(),
-                                    tools: &specs,
+                                tools: &specs,
                                 sources: sources.as_ref(),
                                 embedded: &embedded,
                                 current_turn: Some(turn),

@@ -105,7 +105,7 @@ pub fn nearest(
           ORDER BY distance",
         space.table()
     ))?;
-    let blob = crate::memory::vectors::to_blob(query);
+    let blob = crate::store::vec_blob::to_blob(query);
     let rows = stmt.query_map(params![blob, n.clamp(1, 4096) as i64, project_id], |r| {
         r.get(0)
     })?;
@@ -238,7 +238,7 @@ pub async fn embed_pending(
                     space.table()
                 ))?;
                 for (id, v) in ids.iter().zip(&vectors) {
-                    ins.execute(params![id, project_id, crate::memory::vectors::to_blob(v)])?;
+                    ins.execute(params![id, project_id, crate::store::vec_blob::to_blob(v)])?;
                 }
                 drop(ins);
                 Ok::<_, rusqlite::Error>(space)

@@ -293,8 +293,16 @@ pub async fn recall(state: &Arc<ServerState>, args: RecallArgs) -> Result<Option
             .iter()
             .take(3)
             .map(|m| match m.anchor_label() {
-                Some(at) => format!("#{} {} {at}", m.memory.id, crate::memory::memories::short(&m.memory.body, 40)),
-                None => format!("#{} {}", m.memory.id, crate::memory::memories::short(&m.memory.body, 50)),
+                Some(at) => format!(
+                    "#{} {} {at}",
+                    m.memory.id,
+                    crate::memory::memories::short(&m.memory.body, 40)
+                ),
+                None => format!(
+                    "#{} {}",
+                    m.memory.id,
+                    crate::memory::memories::short(&m.memory.body, 50)
+                ),
             })
             .collect();
         format!("Mira recalls: {}", top.join(" · "))

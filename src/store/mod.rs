@@ -7,6 +7,7 @@
 mod migrate;
 pub mod projects;
 pub mod sessions;
+pub mod vec_blob;
 
 use rusqlite::{Connection, OpenFlags, Transaction, TransactionBehavior};
 use std::path::{Path, PathBuf};
