@@ -246,15 +246,15 @@ impl Agent {
         let mut items = assembled.history;
         items.push(Item::User(assembled.user));
         let effort = self.effort_for(ask, &question);
-        Ok((
-            Request {
-                system: assembled.system,
-                items,
-                tools: specs,
-                effort: Some(effort),
-            },
-            assembled.sections,
-        ))
+        let known: Vec<&str> = self.secrets.iter().map(|s| s.expose_secret()).collect();
+        let request = Request {
+            system: assembled.system,
+            items,
+            tools: specs,
+            effort: Some(effort),
+        };
+        // The client redacts every request once more; the preview shows the same bytes.
+        Ok((request.redacted(&known), assembled.sections))
     }
 
     fn effort_for(&self, ask: &Ask, question: &str) -> Effort {
