@@ -290,3 +290,108 @@ fn typing_inside_one_function_walks_only_that_item() {
         parse_and_extract(lang, doc.text().as_bytes()).unwrap()
     );
 }
+
+/// Applies byte-range edits one by one; after each, the live symbols must equal a full walk
+/// of the same tree, and the edit must have been spliced (so narrowing is what is checked).
+fn edit_bytes(file: &str, base: &str, edits: &[(usize, usize, &str)]) -> OpenDoc {
+    let lang = Lang::for_path(Path::new(file)).unwrap();
+    let mut doc = Document::new(base, 1, "x");
+    let mut live = OpenDoc::open(lang, 1, doc.rope().clone()).unwrap();
+    let enc = PositionEncoding::Utf8;
+    for (n, &(from, to, text)) in edits.iter().enumerate() {
+        let rope = doc.rope().clone();
+        let range = Range::new(
+            byte_to_position(&rope, from, enc),
+            byte_to_position(&rope, to, enc),
+        );
+        let edit = doc.apply_change(Some(range), text, enc);
+        let kind = live.apply(n as i32 + 2, &[edit], doc.rope().clone());
+        assert!(
+            matches!(kind, UpdateKind::Spliced { .. }),
+            "edit {n} was not spliced"
+        );
+        assert_eq!(
+            live.symbols,
+            extract(lang, live.tree(), live.text()),
+            "edit {n}"
+        );
+    }
+    live
+}
+
+fn doc_of(live: &OpenDoc, name: &str) -> Option<String> {
+    let s = live
+        .symbols
+        .symbols
+        .iter()
+        .find(|s| s.name == name)
+        .unwrap();
+    s.doc.clone()
+}
+
+#[test]
+fn breaking_a_big_class_docstring_clears_the_class_doc() {
+    let src = big_python();
+    let at = src.find("\"\"\"Doc.").unwrap();
+    assert_eq!(at, 26);
+    // The case the property test found: bytes 27..31 of `"""Doc."""` go.
+    let live = edit_bytes("a.py", &src, &[(27, 31, "")]);
+    assert_eq!(doc_of(&live, "Big"), None);
+}
+
+#[test]
+fn rewording_a_big_class_docstring_updates_the_class_doc() {
+    let src = big_python();
+    let live = edit_bytes("a.py", &src, &[(29, 33, "Other words.")]);
+    assert_eq!(doc_of(&live, "Big").as_deref(), Some("Other words."));
+}
+
+#[test]
+fn editing_a_method_docstring_inside_a_big_class_updates_the_method_doc() {
+    let mut src = String::from("class Big:\n");
+    for i in 0..400 {
+        src.push_str(&format!(
+            "\n    def m{i}(self, x):\n        \"\"\"Doc {i}.\"\"\"\n        return x + {i}\n"
+        ));
+    }
+    let at = src.find("\"\"\"Doc 200.").unwrap();
+    let live = edit_bytes(
+        "a.py",
+        &src,
+        &[(at + 3, at + 6, "Text"), (at + 1, at + 3, "")],
+    );
+    assert_eq!(doc_of(&live, "m200"), None);
+    assert_eq!(doc_of(&live, "m201").as_deref(), Some("Doc 201."));
+}
+
+#[test]
+fn editing_a_doc_comment_above_a_method_in_a_big_impl_updates_its_doc() {
+    let src = big_rust();
+    let at = src.find("/// Doc 70.").unwrap();
+    let live = edit_bytes(
+        "a.rs",
+        &src,
+        &[(at + 4, at + 7, "Note"), (at + 1, at + 2, "")],
+    );
+    assert_eq!(doc_of(&live, "m70"), None);
+    let live = edit_bytes("a.rs", &src, &[(at + 4, at + 7, "Note")]);
+    assert_eq!(doc_of(&live, "m70").as_deref(), Some("Note 70."));
+}
+
+#[test]
+fn editing_jsdoc_above_a_method_in_a_big_class_updates_its_doc() {
+    let mut src = String::from("class Big {\n");
+    for i in 0..400 {
+        src.push_str(&format!(
+            "  /** m{i} docs */\n  m{i}(a) {{ return a + {i}; }}\n"
+        ));
+    }
+    src.push_str("}\n");
+    let at = src.find("/** m150 docs").unwrap();
+    let live = edit_bytes("a.js", &src, &[(at + 9, at + 13, "notes")]);
+    assert_eq!(doc_of(&live, "m150").as_deref(), Some("m150 notes"));
+    // Any block comment documents in JS; removing it clears the doc.
+    let end = at + src[at..].find("*/").unwrap() + 2;
+    let live = edit_bytes("a.js", &src, &[(at, end, "")]);
+    assert_eq!(doc_of(&live, "m150"), None);
+}

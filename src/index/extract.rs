@@ -169,10 +169,7 @@ impl Walker<'_> {
         let sig_from = def.sig_start.unwrap_or(def.node).start_byte();
         let sig_to = def.body.map_or(def.node.end_byte(), |b| b.start_byte());
         let signature = signature(&self.src[sig_from..sig_to.max(sig_from)]);
-        // Index rows reach the database, code search and the model: no secrets in them.
-        let doc = spec
-            .doc(&def, self.src)
-            .map(|d| truncate(crate::redact::redact(&d).into_owned(), MAX_DOC));
+        let doc = doc(self.lang, &def, self.src);
         let index = self.base + self.out.symbols.len() as u32;
         let child_container = {
             let own = def.qual.clone().unwrap_or_else(|| name.clone());
@@ -217,6 +214,14 @@ impl Walker<'_> {
             caller: self.stack.last().map(|o| o.index),
         });
     }
+}
+
+/// A definition's doc as stored: redacted (index rows reach the database, code search and
+/// the model) and capped.
+pub(crate) fn doc(lang: Lang, def: &Def<'_>, src: &[u8]) -> Option<String> {
+    lang.spec()
+        .doc(def, src)
+        .map(|d| truncate(crate::redact::redact(&d).into_owned(), MAX_DOC))
 }
 
 /// Collapses whitespace, drops a trailing `{`, and caps the length.

@@ -181,18 +181,18 @@ impl OpenDoc {
 
         // Inside one big top-level item (a class spanning the file, a UMD bundle), re-walk
         // only the touched members of the innermost enclosing body.
-        let (lo, hi, items, enclosing) = match (hi - lo > NARROW_ABOVE)
+        let (lo, hi, items, enclosing, docs) = match (hi - lo > NARROW_ABOVE)
             .then(|| self.narrow(new, r_lo, r_hi, e))
             .flatten()
         {
-            Some(n) => n,
+            Some(n) => (n.lo, n.hi, n.items, n.enclosing, n.docs),
             None => {
                 let mut cursor = root.walk();
                 let items: Vec<Node> = root
                     .children(&mut cursor)
                     .filter(|c| c.start_byte() >= lo && c.end_byte() <= hi)
                     .collect();
-                (lo, hi, items, Vec::new())
+                (lo, hi, items, Vec::new(), Vec::new())
             }
         };
 
@@ -250,6 +250,13 @@ impl OpenDoc {
             }
         };
         let mut symbols = before;
+        // An enclosing definition keeps its entry, but its doc may be read from inside its
+        // body (a Python docstring is the body's first statement): take the doc read now.
+        for (index, doc) in docs {
+            if let Some(s) = symbols.get_mut(index as usize) {
+                s.doc = doc;
+            }
+        }
         symbols.extend(fresh.symbols);
         for mut s in after {
             s.parent = s.parent.and_then(final_index);
@@ -283,18 +290,18 @@ impl OpenDoc {
 
     /// The members of the innermost body strictly enclosing `[r_lo, r_hi]`, with the
     /// definitions around them; `None` when the edit is not safely inside one body.
-    #[allow(clippy::type_complexity)]
     fn narrow<'t>(
         &self,
         new: &'t Tree,
         r_lo: usize,
         r_hi: usize,
         e: &TextEdit,
-    ) -> Option<(usize, usize, Vec<Node<'t>>, Vec<Enclosing>)> {
+    ) -> Option<Narrowed<'t>> {
         let spec = self.lang.spec();
         let actions = &self.lang.tables().actions;
         let mut node = new.root_node();
         let mut enclosing: Vec<Enclosing> = Vec::new();
+        let mut docs = Vec::new();
         loop {
             let mut cursor = node.walk();
             let next = node
@@ -346,6 +353,11 @@ impl OpenDoc {
                         != old.signature
                     {
                         return None;
+                    }
+                    // Its doc may come from inside the body (a docstring): re-read it.
+                    let doc = super::extract::doc(self.lang, &def, &self.text);
+                    if doc != old.doc {
+                        docs.push((index as u32, doc));
                     }
                     let own = def.qual.clone().unwrap_or_else(|| old.name.clone());
                     let child_container = match &old.container {
@@ -400,6 +412,23 @@ impl OpenDoc {
             .into_iter()
             .filter(|c| c.start_byte() >= lo && c.end_byte() <= hi)
             .collect();
-        Some((lo, hi, items, enclosing))
+        Some(Narrowed {
+            lo,
+            hi,
+            items,
+            enclosing,
+            docs,
+        })
     }
+}
+
+/// What [`OpenDoc::narrow`] found: the byte region to walk again, its items, the definitions
+/// around them, and those definitions whose doc now reads differently.
+struct Narrowed<'t> {
+    lo: usize,
+    hi: usize,
+    items: Vec<Node<'t>>,
+    enclosing: Vec<Enclosing>,
+    /// (index in the symbol list, doc read now).
+    docs: Vec<(u32, Option<String>)>,
 }
