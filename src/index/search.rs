@@ -24,7 +24,7 @@ pub fn body_heads(syms: &FileSymbols, source: &[u8]) -> Vec<String> {
     syms.symbols.iter().map(|s| head_of(s, source)).collect()
 }
 
-/// The first [`HEAD_LINES`] lines (at most [`HEAD_BYTES`]) of a symbol's range.
+/// The first [`HEAD_LINES`] lines (at most [`HEAD_BYTES`]) of a symbol's range, redacted.
 pub fn head_of(s: &Symbol, source: &[u8]) -> String {
     let start = (s.range.start_byte as usize).min(source.len());
     let end = (s.range.end_byte as usize).clamp(start, source.len());
@@ -37,7 +37,8 @@ pub fn head_of(s: &Symbol, source: &[u8]) -> String {
         out.push_str(line);
         out.push('\n');
     }
-    out
+    // The head goes into code_fts and the embedder: no secret literal in either.
+    crate::redact::redact(&out).into_owned()
 }
 
 /// The searchable name column: kind, qualified name, and the parts of both identifiers
@@ -135,7 +136,10 @@ impl CodeHit {
             s.push_str(&format!("doc: {}\n", doc.trim()));
         }
         match code {
-            Some(c) if !c.trim().is_empty() => s.push_str(&format!("```\n{}```\n", c)),
+            // The code is read from the file now and goes to the terminal or the model.
+            Some(c) if !c.trim().is_empty() => {
+                s.push_str(&format!("```\n{}```\n", crate::redact::redact(c)))
+            }
             _ => s.push_str(&format!(
                 "`{}`\n",
                 self.signature.lines().next().unwrap_or("")

@@ -179,6 +179,8 @@ fn pending(
             text.push('\n');
         }
         text.push_str(&head);
+        // The embedder may be a remote API: no secret literal leaves in a chunk.
+        let mut text = crate::redact::redact(&text).into_owned();
         // MiniLM sees 256 word pieces; the rest would only cost time.
         let cut = text.char_indices().nth(1500).map_or(text.len(), |(i, _)| i);
         text.truncate(cut);
