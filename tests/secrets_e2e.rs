@@ -2,8 +2,8 @@
 //! the loopback mock provider in each wire format. A `.env` the model asks for (withheld; with
 //! `agent.allow_sensitive`, redacted), a secret typed in the question, one found by grep in an
 //! ordinary file and one the model asks to remember, plus one stored with `mira remember`: none
-//! reaches a request body, mira.db, its WAL, the transcript or the logs — nor does one in the
-//! model's own answer.
+//! reaches a request body, mira.db, its WAL, the transcript, the logs or the `mira/delta`
+//! notifications — nor does one in the model's own answer.
 
 mod common;
 mod mock_llm;
@@ -101,6 +101,22 @@ async fn run_turn(s: &Sandbox, mock: &MockLlm) {
         .expect("mira.ask answers");
     let finished = server.notification("mira/turnFinished").await;
     assert_eq!(finished["params"]["status"], "completed", "{finished}");
+    // The streamed answer reaches the editor as `mira/delta`s: redacted there too.
+    let deltas: Vec<String> = server
+        .notifications()
+        .into_iter()
+        .filter(|n| n["method"] == "mira/delta")
+        .map(|n| n["params"]["text"].as_str().unwrap_or_default().to_string())
+        .collect();
+    assert!(
+        deltas.iter().any(|d| d.contains("[REDACTED:")),
+        "the answer's secret was not redacted in a delta: {deltas:?}"
+    );
+    for d in &deltas {
+        for f in fragments() {
+            assert!(!d.contains(f), "mira/delta carries `{f}`: {d}");
+        }
+    }
     assert_eq!(server.shutdown().await, 0);
 }
 

@@ -187,7 +187,12 @@ impl Writer {
                 if self.notifications() {
                     self.state
                         .client
-                        .send_notification::<DeltaNote>(DeltaParams { turn, text: t })
+                        // Each delta is redacted on its own, like the transcript's chunks; a
+                        // secret split across two deltas is a known limit (ARCHITECTURE).
+                        .send_notification::<DeltaNote>(DeltaParams {
+                            turn,
+                            text: crate::redact::redact(&t).into_owned(),
+                        })
                         .await;
                 }
             }
