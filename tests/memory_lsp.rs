@@ -228,3 +228,130 @@ async fn a_broken_embedder_setting_is_reported_and_recall_still_works() {
     assert_eq!(r["memories"][0]["body"], "the build uses sccache");
     assert_eq!(s.shutdown().await, 0);
 }
+
+fn cli(sandbox: &Sandbox, args: &[&str]) -> String {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_mira"))
+        .args(args)
+        .env_clear()
+        .envs(sandbox.env())
+        .current_dir(sandbox.project())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "mira {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// What the VS Code memories view shows in a new window: memories forgotten in an earlier
+/// window (restorable from there), and tasks with their goals.
+#[tokio::test]
+async fn a_new_window_lists_forgotten_memories_and_tasks() {
+    let sandbox = Sandbox::new();
+    let mut first = TestServer::binary(&sandbox);
+    first.initialize_default(&sandbox, &["utf-8"]).await;
+    let r = command(
+        &mut first,
+        "mira.remember",
+        json!(["staging runs on port 5433"]),
+    )
+    .await
+    .unwrap();
+    let id = r["id"].as_i64().unwrap();
+    command(&mut first, "mira.remember", json!(["we ship on Thursdays"]))
+        .await
+        .unwrap();
+    command(&mut first, "mira.forget", json!([{"id": id}]))
+        .await
+        .unwrap();
+    assert_eq!(first.shutdown().await, 0);
+    cli(&sandbox, &["goals", "add", "Ship billing v2"]);
+    cli(
+        &sandbox,
+        &["tasks", "add", "write the migration", "--goal", "1"],
+    );
+    cli(&sandbox, &["tasks", "add", "rotate the staging keys"]);
+    cli(&sandbox, &["tasks", "add", "old chore"]);
+    cli(&sandbox, &["tasks", "done", "3"]);
+
+    let mut s = TestServer::binary(&sandbox);
+    s.initialize_default(&sandbox, &["utf-8"]).await;
+    let active = s.request("mira/memories", json!({})).await.unwrap();
+    let bodies: Vec<&str> = active["memories"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["body"].as_str().unwrap())
+        .collect();
+    assert_eq!(bodies, ["we ship on Thursdays"]);
+    let forgotten = s
+        .request("mira/memories", json!({"status": "retracted"}))
+        .await
+        .unwrap();
+    assert_eq!(forgotten["memories"][0]["id"], id, "{forgotten}");
+    assert_eq!(forgotten["memories"][0]["status"], "retracted");
+    assert_eq!(forgotten["memories"].as_array().unwrap().len(), 1);
+
+    // Restored from the new window: active again, gone from the forgotten list.
+    command(&mut s, "mira.forget", json!([{"id": id, "restore": true}]))
+        .await
+        .unwrap();
+    let forgotten = s
+        .request("mira/memories", json!({"status": "retracted"}))
+        .await
+        .unwrap();
+    assert!(forgotten["memories"].as_array().unwrap().is_empty());
+    let active = s.request("mira/memories", json!({})).await.unwrap();
+    assert_eq!(active["memories"].as_array().unwrap().len(), 2);
+
+    let open = s.request("mira/tasks", json!({})).await.unwrap();
+    let titles: Vec<(&str, Value)> = open["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| (t["title"].as_str().unwrap(), t["goal_id"].clone()))
+        .collect();
+    assert_eq!(titles.len(), 2, "{open}");
+    assert!(
+        titles.contains(&("write the migration", json!(1))),
+        "{open}"
+    );
+    assert!(
+        titles.contains(&("rotate the staging keys", Value::Null)),
+        "{open}"
+    );
+    let all = s.request("mira/tasks", json!({"all": true})).await.unwrap();
+    assert_eq!(all["tasks"].as_array().unwrap().len(), 3);
+    let of_goal = s.request("mira/tasks", json!({"goal": 1})).await.unwrap();
+    assert_eq!(of_goal["tasks"].as_array().unwrap().len(), 1);
+
+    // Bad params are errors, and the server keeps answering.
+    let e = s
+        .request("mira/tasks", json!({"goal": "one"}))
+        .await
+        .unwrap_err();
+    assert_eq!(e["code"], -32602, "{e}");
+    let e = s
+        .request("mira/memories", json!({"status": "gone"}))
+        .await
+        .unwrap_err();
+    assert_eq!(e["code"], -32602, "{e}");
+    let e = s
+        .request(
+            "mira/memories",
+            json!({"query": "port", "status": "retracted"}),
+        )
+        .await
+        .unwrap_err();
+    assert!(
+        e["message"]
+            .as_str()
+            .unwrap()
+            .contains("cannot be combined"),
+        "{e}"
+    );
+    assert!(s.request("mira/tasks", json!({})).await.is_ok());
+    assert_eq!(s.shutdown().await, 0);
+}

@@ -63,6 +63,7 @@ impl ContextSources for Knowledge {
                 include_inactive: false,
                 kind: Some(kind),
                 limit: 500,
+                ..Default::default()
             };
             all.extend(or_log(
                 "corrections and preferences",

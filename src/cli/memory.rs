@@ -439,6 +439,7 @@ pub fn memories(args: MemoriesArgs) -> i32 {
         include_inactive: args.all,
         kind: args.kind,
         limit: args.limit,
+        ..Default::default()
     };
     let list = match ctx
         .runtime

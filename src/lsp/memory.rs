@@ -13,7 +13,7 @@ use crate::embed::{EmbedError, Embedder};
 use crate::memory::anchors::AnchorState;
 use crate::memory::{
     ListFilter, Memory, MemoryError, MemoryKind, MemoryService, Outcome, ProjectRef,
-    RememberRequest,
+    RememberRequest, Status,
 };
 use crate::surface::commands::{ForgetArgs, MemoryKindArg, RecallArgs, RememberArgs, ScopeArg};
 
@@ -243,6 +243,7 @@ pub struct MemoriesResult {
 async fn search(
     state: &Arc<ServerState>,
     query: Option<&str>,
+    status: Option<Status>,
     limit: usize,
 ) -> Result<MemoriesResult> {
     let service = service(state)?;
@@ -263,6 +264,7 @@ async fn search(
                 project(state),
                 ListFilter {
                     limit,
+                    status,
                     ..Default::default()
                 },
             )
@@ -281,7 +283,7 @@ async fn search(
 }
 
 pub async fn recall(state: &Arc<ServerState>, args: RecallArgs) -> Result<Option<LSPAny>> {
-    let result = search(state, Some(&args.query), args.limit.unwrap_or(10)).await?;
+    let result = search(state, Some(&args.query), None, args.limit.unwrap_or(10)).await?;
     let line = if result.memories.is_empty() {
         format!(
             "Mira remembers nothing about `{}`",
@@ -331,19 +333,34 @@ pub async fn forget(state: &Arc<ServerState>, args: ForgetArgs) -> Result<Option
     to_any(&m)
 }
 
-/// `mira/memories {query?, limit?}`: recall when a query is given, else the newest memories.
+/// `mira/memories {query?, limit?, status?}`: recall when a query is given, else the newest
+/// memories — active ones, or those in `status` (`"retracted"`: what a client offers to restore).
 #[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct MemoriesParams {
     #[serde(default)]
     pub query: Option<String>,
     #[serde(default)]
     pub limit: Option<usize>,
+    #[serde(default)]
+    pub status: Option<Status>,
 }
 
 pub async fn memories(state: &Arc<ServerState>, params: MemoriesParams) -> Result<MemoriesResult> {
+    let query = params
+        .query
+        .as_deref()
+        .map(str::trim)
+        .filter(|q| !q.is_empty());
+    if query.is_some() && params.status.is_some_and(|s| s != Status::Active) {
+        return Err(Error::invalid_params(
+            "`status` lists memories; it cannot be combined with `query` (recall searches active memories only)",
+        ));
+    }
     search(
         state,
-        params.query.as_deref(),
+        query,
+        params.status,
         params.limit.unwrap_or(50).clamp(1, 500),
     )
     .await
@@ -368,4 +385,29 @@ pub async fn goals(state: &Arc<ServerState>, params: GoalsParams) -> Result<Goal
         .await
         .map_err(|e| fail(state, e))?;
     Ok(GoalsResult { goals })
+}
+
+/// `mira/tasks {goal?, all?}` → `{tasks: [...]}`: open tasks (all with `all`), of one goal when
+/// `goal` is given, for clients' trees and pickers.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TasksParams {
+    #[serde(default)]
+    pub goal: Option<i64>,
+    #[serde(default)]
+    pub all: bool,
+}
+
+#[derive(Serialize)]
+pub struct TasksResult {
+    pub tasks: Vec<crate::memory::goals::Task>,
+}
+
+pub async fn tasks(state: &Arc<ServerState>, params: TasksParams) -> Result<TasksResult> {
+    let service = service(state)?;
+    let tasks = service
+        .tasks(project(state), params.goal, params.all)
+        .await
+        .map_err(|e| fail(state, e))?;
+    Ok(TasksResult { tasks })
 }

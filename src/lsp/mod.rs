@@ -42,6 +42,7 @@ pub fn build(options: ServeOptions) -> (LspService<Backend>, ClientSocket) {
         .custom_method("mira/documentState", Backend::document_state)
         .custom_method("mira/memories", Backend::memories)
         .custom_method("mira/goals", Backend::goals)
+        .custom_method("mira/tasks", Backend::tasks)
         .custom_method(transport::OUT_OF_SYNC, Backend::out_of_sync)
         .custom_method("mira/history", Backend::history)
         .custom_method("mira/context", Backend::context)

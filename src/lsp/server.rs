@@ -141,6 +141,14 @@ impl Backend {
     ) -> Result<super::memory::GoalsResult> {
         super::memory::goals(&self.state, params).await
     }
+
+    /// `mira/tasks {goal?, all?}` → `{tasks: [...]}`.
+    pub async fn tasks(
+        &self,
+        params: super::memory::TasksParams,
+    ) -> Result<super::memory::TasksResult> {
+        super::memory::tasks(&self.state, params).await
+    }
 }
 
 impl LanguageServer for Backend {

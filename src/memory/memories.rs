@@ -345,6 +345,9 @@ pub struct ListFilter {
     pub project: Option<i64>,
     /// Also list superseded and retracted memories (an audit view).
     pub include_inactive: bool,
+    /// Only memories in this state (wins over `include_inactive`): the forgotten ones a
+    /// client offers to restore, say.
+    pub status: Option<Status>,
     pub kind: Option<MemoryKind>,
     pub limit: usize,
 }
@@ -354,7 +357,7 @@ pub fn list(conn: &rusqlite::Connection, filter: &ListFilter) -> Result<Vec<Memo
     let sql = format!(
         "SELECT {MEMORY_COLUMNS} FROM memories m
           WHERE (m.project_id IS NULL OR m.project_id = ?1)
-            AND (?2 OR m.status = 'active')
+            AND (CASE WHEN ?5 IS NULL THEN ?2 OR m.status = 'active' ELSE m.status = ?5 END)
             AND (?3 IS NULL OR m.kind = ?3)
           ORDER BY m.last_seen_at DESC, m.id DESC
           LIMIT ?4"
@@ -366,7 +369,8 @@ pub fn list(conn: &rusqlite::Connection, filter: &ListFilter) -> Result<Vec<Memo
             filter.project,
             filter.include_inactive,
             filter.kind.map(MemoryKind::as_str),
-            limit
+            limit,
+            filter.status.map(Status::as_str)
         ],
         Memory::from_row,
     )?;

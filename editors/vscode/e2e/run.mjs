@@ -146,8 +146,11 @@ try {
     return { text: ANSWER };
   }, { gapMs: 150 });
 
-  let done = step('seed a memory with the CLI');
+  let done = step('seed a memory, a goal and tasks with the CLI');
   execFileSync(MIRA_BIN, ['remember', MEMORY], { env, cwd: project, stdio: 'pipe' });
+  execFileSync(MIRA_BIN, ['goals', 'add', 'Ship calc 1.0'], { env, cwd: project, stdio: 'pipe' });
+  execFileSync(MIRA_BIN, ['tasks', 'add', 'Write the changelog', '--goal', '1'], { env, cwd: project, stdio: 'pipe' });
+  execFileSync(MIRA_BIN, ['tasks', 'add', 'Rotate the staging keys'], { env, cwd: project, stdio: 'pipe' });
   done();
 
   done = step('install the .vsix into code-server');
@@ -322,10 +325,40 @@ try {
   await until('the edit saved to disk', async () => fs.readFileSync(path.join(project, 'src', 'lib.rs'), 'utf8').includes('a.wrapping_add(b)'), 10_000);
   done();
 
-  done = step('forget a memory from the memories view');
+  done = step('the transcript streams without leaving its tab dirty');
+  await page.keyboard.press('Control+Shift+P');
+  await page.waitForSelector('.quick-input-widget .quick-input-box input');
+  await page.keyboard.type('Mira: Open the conversation transcript');
+  await page.locator('.quick-input-list .monaco-list-row', { hasText: 'Open the conversation transcript' }).first().click();
+  const transcriptTab = page.locator('.tab', { hasText: 'conversation.md' }).first();
+  await transcriptTab.waitFor({ state: 'visible', timeout: 15_000 }).catch(() => fail('the transcript did not open'));
+  await frame.locator('#question').fill('What does total return?');
+  await frame.locator('#question').press('Enter');
+  let sawDirty = false;
+  await until('the answer in the open transcript', async () => {
+    if (/\bdirty\b/.test((await transcriptTab.getAttribute('class')) ?? '')) sawDirty = true;
+    return (await frame.locator('.turn.status-completed', { hasText: 'What does total return?' }).count()) > 0;
+  }, 45_000, 100);
+  await until('the transcript tab clean', async () => !/\bdirty\b/.test((await transcriptTab.getAttribute('class')) ?? ''), 5_000, 100)
+    .catch(() => fail('the transcript tab stayed dirty after the turn'));
+  if (!fs.readFileSync(path.join(miraHome, 'conversation.md'), 'utf8').includes('What does total return?')) fail('the saved transcript lacks the last question');
+  console.log(`e2e: the transcript tab was ${sawDirty ? 'briefly dirty while streaming, then saved' : 'never dirty'}`);
+  await transcriptTab.click();
+  await page.keyboard.press('Control+W');
+  await page.locator('.tab', { hasText: 'lib.rs' }).first().click();
+  done();
+
+  done = step('goals and tasks in the memories view');
   const memoriesHeader = page.locator('.pane-header', { hasText: 'Memories' }).first();
   await memoriesHeader.waitFor({ state: 'visible', timeout: 15_000 });
   if ((await memoriesHeader.getAttribute('aria-expanded')) === 'false') await memoriesHeader.click();
+  for (const label of ['Ship calc 1.0', 'Write the changelog', 'Tasks', 'Rotate the staging keys']) {
+    await page.locator('.monaco-list-row', { hasText: label }).first().waitFor({ state: 'visible', timeout: 15_000 })
+      .catch(() => fail(`"${label}" is not in the memories view`));
+  }
+  done();
+
+  done = step('forget a memory from the memories view');
   const row = page.locator('.monaco-list-row', { hasText: MEMORY }).first();
   await row.waitFor({ state: 'visible', timeout: 20_000 }).catch(() => fail('the seeded memory is not in the memories view'));
   // Right-click → Forget; a click the menu swallowed (it sometimes takes the first as focus)
@@ -370,7 +403,26 @@ try {
     const now = ourServers();
     return now.length === 1 && now[0] !== before[0];
   }, 20_000, 250);
-  await page.locator('.monaco-list-row', { hasText: 'Forgotten (restorable)' }).first().waitFor({ state: 'visible', timeout: 15_000 });
+  done();
+
+  done = step('a memory forgotten before the restart is restored from the memories view');
+  await page.locator('.monaco-list-row', { hasText: 'Forgotten (restorable)' }).first().waitFor({ state: 'visible', timeout: 15_000 })
+    .catch(() => fail('the new server does not list the forgotten memory'));
+  const forgottenRow = page.locator('.monaco-list-row', { hasText: MEMORY }).first();
+  await until('the memory restored', async () => {
+    if (execFileSync(MIRA_BIN, ['memories'], { env, cwd: project, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).includes(MEMORY)) return true;
+    if (!(await forgottenRow.isVisible())) return false;
+    await forgottenRow.click({ button: 'right' });
+    const restore = page.locator('.context-view .action-menu-item', { hasText: /^Restore$/ }).first();
+    await restore.waitFor({ state: 'visible', timeout: 5_000 });
+    await restore.hover();
+    await restore.click();
+    if (await restore.isVisible().catch(() => false)) await page.keyboard.press('Enter');
+    await new Promise((r) => setTimeout(r, 1_000));
+    return false;
+  }, 30_000, 500);
+  await until('"Forgotten (restorable)" gone', async () => !(await page.locator('.monaco-list-row', { hasText: 'Forgotten (restorable)' }).first().isVisible()), 10_000, 250)
+    .catch(() => fail('the restored memory is still listed as forgotten'));
   done();
 } catch (e) {
   results.push({ name: current, ok: false, ms: 0 });

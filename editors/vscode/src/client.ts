@@ -2,6 +2,7 @@
 // command arguments from the editor, and hands Mira's notifications to whoever listens.
 import * as vscode from 'vscode';
 import {
+  CancellationToken,
   CloseAction,
   DidChangeConfigurationNotification,
   ErrorAction,
@@ -15,6 +16,7 @@ import {
 import { fillArguments, parseId, STARTS_TURN } from './commands';
 import { resolveServer, serverEnv, KEY_VARIABLES, KeyVariable } from './server';
 import { editorConfig } from './settings';
+import { TranscriptSaver, transcriptTargets } from './transcript';
 import type { ServerEvent } from './webview/state';
 
 const NOTIFICATIONS = ['mira/turnStarted', 'mira/delta', 'mira/toolCall', 'mira/turnFinished'] as const;
@@ -76,6 +78,7 @@ export class MiraClient implements vscode.Disposable {
   /** A command started a turn (its id); the chat view reveals itself. */
   readonly onTurnCommand = this.turns.event;
   private crashes: number[] = [];
+  private readonly transcripts = new TranscriptSaver();
   lastEditor: vscode.TextEditor | undefined = vscode.window.activeTextEditor;
 
   constructor(
@@ -123,6 +126,13 @@ export class MiraClient implements vscode.Disposable {
       },
       middleware: {
         executeCommand: (command, args, next) => this.execute(command, args, next),
+        workspace: {
+          handleApplyEdit: async (params, next) => {
+            const result = await next(params, CancellationToken.None);
+            if ((result as { applied?: boolean } | undefined)?.applied) this.transcripts.touched(transcriptTargets(params.edit));
+            return result;
+          },
+        },
         window: {
           showDocument: async (params, token, next) => {
             // The chat view shows turns; the markdown transcript opens only when asked for.
@@ -236,6 +246,7 @@ export class MiraClient implements vscode.Disposable {
     this.ready.dispose();
     this.turns.dispose();
     this.memoriesChanged.dispose();
+    this.transcripts.dispose();
   }
 }
 

@@ -1,5 +1,5 @@
-// The memories tree's model: memories grouped by kind, plus the ones forgotten in this window
-// (so they can be restored: `mira/memories` lists active memories only). Pure.
+// The memories tree's model: memories grouped by kind, the forgotten ones (restorable: the
+// server lists them with `mira/memories {status: "retracted"}`), goals and tasks. Pure.
 
 /** A memory as `mira/memories` returns it (Rust `memory::Memory`, plus `score` from a search). */
 export interface Memory {
@@ -29,6 +29,29 @@ export interface Goal {
   priority?: string;
   progress: number;
   milestones: { id: number; title: string; done: boolean }[];
+}
+
+/** A task as `mira/tasks` returns it (Rust `memory::goals::Task`). */
+export interface Task {
+  id: number;
+  goal_id?: number | null;
+  title: string;
+  status: 'todo' | 'doing' | 'done' | 'cancelled';
+  priority: 'low' | 'normal' | 'high' | 'urgent';
+}
+
+/** The tasks of one goal (`undefined`: the tasks that belong to no goal listed). */
+export function tasksOf(tasks: Task[], goals: Goal[], goal: number | undefined): Task[] {
+  if (goal !== undefined) return tasks.filter((t) => t.goal_id === goal);
+  const listed = new Set(goals.map((g) => g.id));
+  return tasks.filter((t) => t.goal_id == null || !listed.has(t.goal_id));
+}
+
+export function taskDescription(t: Task): string {
+  const parts = [`#${t.id}`];
+  if (t.status !== 'todo') parts.push(t.status);
+  if (t.priority !== 'normal') parts.push(t.priority);
+  return parts.join(' · ');
 }
 
 export function goalDescription(g: Goal): string {

@@ -1,18 +1,22 @@
-// The memories view: memories by kind (from `mira/memories`), goals with their milestones
-// (from `mira/goals`, when the server offers it), forget / restore / correct from the context
-// menu, anchored memories open their symbol.
+// The memories view: memories by kind (from `mira/memories`), goals with their milestones and
+// tasks (`mira/goals`, `mira/tasks`), the tasks of no goal, and the forgotten memories
+// (`mira/memories {status: "retracted"}`, so one forgotten in another window or session can be
+// restored too); forget / restore / correct from the context menu; anchored memories open
+// their symbol.
 import * as vscode from 'vscode';
 import { MiraClient } from './client';
-import { anchorLabel, Goal, goalDescription, Group, groups, Memory, memoryDescription, memoryLabel, symbolName } from './memories';
+import { anchorLabel, Goal, goalDescription, Group, groups, Memory, memoryDescription, memoryLabel, symbolName, Task, taskDescription, tasksOf } from './memories';
 
 type Node =
   | { group: Group }
   | { goals: Goal[] }
   | { goal: Goal }
   | { milestone: Goal['milestones'][number] }
+  | { tasks: Task[] }
+  | { task: Task }
   | { memory: Memory; forgotten: boolean };
 
-/** JSON-RPC "method not found": a server without `mira/goals`. */
+/** JSON-RPC "method not found": an older server without this request. */
 const METHOD_NOT_FOUND = -32601;
 
 export class MemoriesView implements vscode.TreeDataProvider<Node>, vscode.Disposable {
@@ -22,6 +26,7 @@ export class MemoriesView implements vscode.TreeDataProvider<Node>, vscode.Dispo
   private active: Memory[] = [];
   private forgotten: Memory[] = [];
   private goals: Goal[] = [];
+  private tasks: Task[] = [];
   private readonly subs: vscode.Disposable[] = [];
 
   constructor(private readonly mira: MiraClient) {
@@ -34,22 +39,29 @@ export class MemoriesView implements vscode.TreeDataProvider<Node>, vscode.Dispo
   }
 
   async refresh(): Promise<void> {
-    try {
-      const r = await this.mira.request<{ memories: Memory[] }>('mira/memories', { limit: 200 });
-      this.active = r.memories;
-    } catch (e) {
-      this.mira.output?.warn(`Mira: could not list memories: ${(e as Error).message ?? e}`);
-    }
-    try {
-      const r = await this.mira.request<{ goals: Goal[] }>('mira/goals', {});
-      this.goals = r.goals ?? [];
-    } catch (e) {
-      this.goals = [];
-      if ((e as { code?: number }).code !== METHOD_NOT_FOUND) {
-        this.mira.output?.warn(`Mira: could not list goals: ${(e as Error).message ?? e}`);
-      }
-    }
+    const [active, forgotten, goals, tasks] = await Promise.all([
+      this.list<{ memories: Memory[] }>('mira/memories', { limit: 200 }, 'memories'),
+      this.list<{ memories: Memory[] }>('mira/memories', { status: 'retracted', limit: 50 }, 'forgotten memories'),
+      this.list<{ goals: Goal[] }>('mira/goals', {}, 'goals'),
+      this.list<{ tasks: Task[] }>('mira/tasks', {}, 'tasks'),
+    ]);
+    if (active) this.active = active.memories;
+    if (forgotten) this.forgotten = forgotten.memories;
+    this.goals = goals?.goals ?? [];
+    this.tasks = tasks?.tasks ?? [];
     this.changed.fire(undefined);
+  }
+
+  /** One request; a failure is logged (an unknown method quietly: an older server). */
+  private async list<T>(method: string, params: object, what: string): Promise<T | undefined> {
+    try {
+      return await this.mira.request<T>(method, params);
+    } catch (e) {
+      if ((e as { code?: number }).code !== METHOD_NOT_FOUND) {
+        this.mira.output?.warn(`Mira: could not list ${what}: ${(e as Error).message ?? e}`);
+      }
+      return undefined;
+    }
   }
 
   getChildren(node?: Node): Node[] {
@@ -57,18 +69,28 @@ export class MemoriesView implements vscode.TreeDataProvider<Node>, vscode.Dispo
       const all = groups(this.active, this.forgotten);
       const memories = all.filter((g) => g.id !== 'forgotten').map((group): Node => ({ group }));
       const goals: Node[] = this.goals.length ? [{ goals: this.goals }] : [];
+      const loose = tasksOf(this.tasks, this.goals, undefined);
+      const tasks: Node[] = loose.length ? [{ tasks: loose }] : [];
       const forgotten = all.filter((g) => g.id === 'forgotten').map((group): Node => ({ group }));
-      return [...goals, ...memories, ...forgotten];
+      return [...goals, ...tasks, ...memories, ...forgotten];
     }
     if ('group' in node) return node.group.items.map((memory) => ({ memory, forgotten: node.group.id === 'forgotten' }));
     if ('goals' in node) return node.goals.map((goal) => ({ goal }));
-    if ('goal' in node) return node.goal.milestones.map((milestone) => ({ milestone }));
+    if ('tasks' in node) return node.tasks.map((task) => ({ task }));
+    if ('goal' in node) {
+      const milestones = node.goal.milestones.map((milestone): Node => ({ milestone }));
+      const tasks = tasksOf(this.tasks, this.goals, node.goal.id).map((task): Node => ({ task }));
+      return [...milestones, ...tasks];
+    }
     return [];
   }
 
   getTreeItem(node: Node): vscode.TreeItem {
-    if ('group' in node || 'goals' in node) {
-      const [id, label, n] = 'group' in node ? [node.group.id, node.group.label, node.group.items.length] : ['goals', 'Goals', node.goals.length];
+    if ('group' in node || 'goals' in node || 'tasks' in node) {
+      const [id, label, n] =
+        'group' in node ? [node.group.id, node.group.label, node.group.items.length]
+        : 'goals' in node ? ['goals', 'Goals', node.goals.length]
+        : ['tasks', 'Tasks', node.tasks.length];
       const item = new vscode.TreeItem(label, vscode.TreeItemCollapsibleState.Expanded);
       item.id = `group:${id}`;
       item.description = String(n);
@@ -76,7 +98,8 @@ export class MemoriesView implements vscode.TreeDataProvider<Node>, vscode.Dispo
     }
     if ('goal' in node) {
       const g = node.goal;
-      const item = new vscode.TreeItem(g.title, g.milestones.length ? vscode.TreeItemCollapsibleState.Expanded : vscode.TreeItemCollapsibleState.None);
+      const children = g.milestones.length + tasksOf(this.tasks, this.goals, g.id).length;
+      const item = new vscode.TreeItem(g.title, children ? vscode.TreeItemCollapsibleState.Expanded : vscode.TreeItemCollapsibleState.None);
       item.id = `goal:${g.id}`;
       item.description = goalDescription(g);
       item.tooltip = g.description || g.title;
@@ -88,6 +111,15 @@ export class MemoriesView implements vscode.TreeDataProvider<Node>, vscode.Dispo
       const item = new vscode.TreeItem(m.title, vscode.TreeItemCollapsibleState.None);
       item.id = `milestone:${m.id}`;
       item.iconPath = new vscode.ThemeIcon(m.done ? 'pass-filled' : 'circle-large-outline');
+      return item;
+    }
+    if ('task' in node) {
+      const t = node.task;
+      const item = new vscode.TreeItem(t.title, vscode.TreeItemCollapsibleState.None);
+      item.id = `task:${t.id}`;
+      item.description = taskDescription(t);
+      item.contextValue = 'task';
+      item.iconPath = new vscode.ThemeIcon(t.status === 'doing' ? 'play-circle' : 'tasklist');
       return item;
     }
     const m = node.memory;
@@ -107,7 +139,6 @@ export class MemoriesView implements vscode.TreeDataProvider<Node>, vscode.Dispo
     if (!node || !('memory' in node)) return;
     const m = node.memory;
     await this.run(() => this.mira.command('mira.forget', [{ id: m.id }]));
-    this.forgotten = [{ ...m, status: 'retracted' }, ...this.forgotten.filter((f) => f.id !== m.id)];
     await this.refresh();
   }
 
@@ -115,7 +146,6 @@ export class MemoriesView implements vscode.TreeDataProvider<Node>, vscode.Dispo
     if (!node || !('memory' in node)) return;
     const m = node.memory;
     await this.run(() => this.mira.command('mira.forget', [{ id: m.id, restore: true }]));
-    this.forgotten = this.forgotten.filter((f) => f.id !== m.id);
     await this.refresh();
   }
 

@@ -64,7 +64,8 @@ test('activation without a binary says how to install it, and the UI is still th
   subscriptions.forEach((s) => s.dispose());
 });
 
-/** A stand-in for MiraClient that records commands and serves `mira/memories`. */
+/** A stand-in for MiraClient that records commands and serves `mira/memories` (active or one
+ * status), `mira/goals` and `mira/tasks` (each "method not found" while unset). */
 function fakeMira(memories: any[]) {
   const sent: [string, unknown[]][] = [];
   const events = new vscode.EventEmitter<any>();
@@ -78,13 +79,19 @@ function fakeMira(memories: any[]) {
     onTurnCommand: new vscode.EventEmitter<string>().event,
     memoriesChanged: new vscode.EventEmitter<void>(),
     goals: undefined as any[] | undefined,
-    async request(method: string) {
+    tasks: undefined as any[] | undefined,
+    async request(method: string, params: any) {
+      const missing = () => Object.assign(new Error(`Unhandled method ${method}`), { code: -32601 });
       if (method === 'mira/goals') {
-        if (!this.goals) throw Object.assign(new Error('Unhandled method mira/goals'), { code: -32601 });
+        if (!this.goals) throw missing();
         return { goals: this.goals };
       }
+      if (method === 'mira/tasks') {
+        if (!this.tasks) throw missing();
+        return { tasks: this.tasks };
+      }
       assert.equal(method, 'mira/memories');
-      return { memories: memories.filter((m) => m.status === 'active') };
+      return { memories: memories.filter((m) => m.status === (params?.status ?? 'active')) };
     },
     async command(c: string, args: unknown[]) {
       sent.push([c, args]);
@@ -99,26 +106,33 @@ test('memories view: forget, restore and correct from the context menu', async (
   const store = [
     { id: 1, kind: 'fact', body: 'The API uses tabs', scope: 'global', status: 'active' },
     { id: 2, kind: 'preference', body: 'Prefer iterators', scope: 'project:1', status: 'active' },
+    { id: 3, kind: 'fact', body: 'Forgotten last week', scope: 'global', status: 'retracted' },
   ];
   const mira = fakeMira(store);
   const view = new MemoriesView(mira as any);
   await view.refresh();
   const top = () => view.getChildren().map((n: any) => n.group.id);
-  assert.deepEqual(top(), ['preference', 'fact']);
+  const ids = (i: number) => view.getChildren(view.getChildren()[i]).map((n: any) => n.memory.id);
+  // A memory forgotten before this window opened comes from the server, restorable.
+  assert.deepEqual(top(), ['preference', 'fact', 'forgotten']);
+  assert.deepEqual(ids(2), [3]);
+
   const fact = view.getChildren(view.getChildren()[1]);
   const item = view.getTreeItem(fact[0]);
   assert.equal(item.label, 'The API uses tabs');
   assert.equal(item.contextValue, 'memory');
-
   await view.forget(fact[0]);
   assert.deepEqual(mira.sent.at(-1), ['mira.forget', [{ id: 1 }]]);
   assert.deepEqual(top(), ['preference', 'forgotten']);
+  assert.deepEqual(ids(1), [1, 3]);
   const forgotten = view.getChildren(view.getChildren()[1]);
-  assert.equal(view.getTreeItem(forgotten[0]).contextValue, 'forgotten');
+  assert.equal(view.getTreeItem(forgotten[1]).contextValue, 'forgotten');
 
-  await view.restore(forgotten[0]);
-  assert.deepEqual(mira.sent.at(-1), ['mira.forget', [{ id: 1, restore: true }]]);
-  assert.deepEqual(top(), ['preference', 'fact']);
+  await view.restore(forgotten[1]);
+  assert.deepEqual(mira.sent.at(-1), ['mira.forget', [{ id: 3, restore: true }]]);
+  assert.deepEqual(top(), ['preference', 'fact', 'forgotten']);
+  assert.deepEqual(ids(1), [3]);
+  assert.deepEqual(ids(2), [1]);
 
   vscode.inputAnswers.push('Prefer iterators over index loops');
   await view.correct(view.getChildren(view.getChildren()[0])[0]);
@@ -207,9 +221,42 @@ test('memories view: goals with milestones when the server has mira/goals; ancho
   assert.equal(memory.description, '#7 · project · @src/lib.rs::calc::add (stale)');
   assert.equal(memory.command?.command, 'mira.memories.open');
 
-  // A server without mira/goals: no Goals group, no error.
+  // Tasks: a goal's under the goal, after its milestones; the rest in their own group.
+  mira.tasks = [
+    { id: 4, goal_id: 1, title: 'Write the changelog', status: 'doing', priority: 'high' },
+    { id: 5, goal_id: null, title: 'Rotate staging keys', status: 'todo', priority: 'normal' },
+  ];
+  await view.refresh();
+  assert.deepEqual(view.getChildren().map((n) => view.getTreeItem(n).label), ['Goals', 'Tasks', 'Decisions']);
+  const withTasks = view.getChildren(view.getChildren()[0])[0];
+  assert.deepEqual(view.getChildren(withTasks).map((n) => [view.getTreeItem(n).label, view.getTreeItem(n).description ?? '']), [
+    ['API frozen', ''],
+    ['Docs', ''],
+    ['Write the changelog', '#4 · doing · high'],
+  ]);
+  const loose = view.getChildren(view.getChildren()[1]).map((n) => view.getTreeItem(n));
+  assert.deepEqual(loose.map((i) => [i.label, i.description, i.contextValue]), [['Rotate staging keys', '#5', 'task']]);
+
+  // A server without mira/goals nor mira/tasks: neither group, no error.
   mira.goals = undefined;
+  mira.tasks = undefined;
   await view.refresh();
   assert.deepEqual(view.getChildren().map((n) => view.getTreeItem(n).label), ['Decisions']);
   view.dispose();
+});
+
+test('a transcript the server streamed into is saved once its edits settle, other files never', async () => {
+  const { TranscriptSaver } = await import('../src/transcript');
+  const saved: string[] = [];
+  const doc = (uri: string, dirty: boolean) => ({ uri: { toString: () => uri }, isDirty: dirty, save: async () => (saved.push(uri), true) });
+  const t = 'file:///d/mira/conversation.md';
+  (vscode.workspace as any).textDocuments = [doc(t, true), doc('file:///p/lib.rs', true), doc('file:///d/other/conversation.md', false)];
+  const saver = new TranscriptSaver(20);
+  saver.touched([t]);
+  saver.touched([t, 'file:///d/other/conversation.md']);
+  assert.deepEqual(saved, [], 'not while edits keep coming');
+  await new Promise((r) => setTimeout(r, 60));
+  assert.deepEqual(saved, [t], 'once, and only the dirty one');
+  saver.dispose();
+  (vscode.workspace as any).textDocuments = [];
 });

@@ -6,7 +6,8 @@ import { editorConfig } from '../src/settings';
 import { resolveServer, serverEnv, INSTALL_HINT } from '../src/server';
 import { fillArguments, NeedsEditor, parseId } from '../src/commands';
 import { addCost, costToday, statusText } from '../src/status';
-import { groups, memoryDescription, memoryLabel, Memory } from '../src/memories';
+import { groups, memoryDescription, memoryLabel, Memory, taskDescription, tasksOf } from '../src/memories';
+import { transcriptTargets } from '../src/transcript';
 
 test('settings become the editor layer of Mira config, only what is set, never a key', () => {
   const set: Record<string, unknown> = {
@@ -117,4 +118,35 @@ test('memories are grouped by kind, forgotten ones kept apart for restore', () =
   assert.equal(memoryDescription(m(3, 'fact', { scope: 'project:1', stale: true })), '#3 · project · stale');
   assert.equal(memoryDescription(m(4, 'correction', { supersedes: 1 })), '#4 · global · corrects #1');
   assert.equal(memoryLabel({ ...m(5, 'fact'), body: 'a\n  b ' + 'x'.repeat(100) }).length, 80);
+});
+
+test('the transcript files a server edit touches, from documentChanges or changes', () => {
+  const t = 'file:///home/u/.local/share/mira/conversation.md';
+  assert.deepEqual(
+    transcriptTargets({
+      documentChanges: [
+        { textDocument: { uri: t }, edits: [] } as never,
+        { textDocument: { uri: 'file:///p/src/lib.rs' }, edits: [] } as never,
+        { kind: 'create', uri: 'file:///p/new.rs' } as never,
+        { textDocument: { uri: t }, edits: [] } as never,
+      ],
+    }),
+    [t],
+  );
+  assert.deepEqual(transcriptTargets({ changes: { [t]: [], 'file:///p/notes.md': [] } }), [t]);
+  assert.deepEqual(transcriptTargets({ changes: { 'file:///p/my-conversation.md.bak': [] } }), []);
+  assert.deepEqual(transcriptTargets({}), []);
+});
+
+test('tasks: a goal keeps its own, the rest (no goal, or a goal not listed) are loose', () => {
+  const goals = [{ id: 1, title: 'g', status: 'active', progress: 0, milestones: [] }];
+  const tasks = [
+    { id: 1, goal_id: 1, title: 'a', status: 'todo', priority: 'normal' },
+    { id: 2, goal_id: null, title: 'b', status: 'doing', priority: 'urgent' },
+    { id: 3, goal_id: 9, title: 'c', status: 'todo', priority: 'low' },
+  ] as const;
+  assert.deepEqual(tasksOf([...tasks], goals, 1).map((t) => t.id), [1]);
+  assert.deepEqual(tasksOf([...tasks], goals, undefined).map((t) => t.id), [2, 3]);
+  assert.equal(taskDescription(tasks[1]), '#2 · doing · urgent');
+  assert.equal(taskDescription(tasks[0]), '#1');
 });
