@@ -183,6 +183,50 @@ fn repl_streams_remembers_cancels_completes_and_keeps_its_history() {
     assert!(mock.violations().is_empty(), "{:?}", mock.violations());
 }
 
+#[test]
+fn repl_shows_tool_calls_in_one_line_and_an_edit_as_a_diff_applied_when_confirmed() {
+    let dir = sandbox();
+    let mock = MockLlm::start_in_background(Wire::Chat);
+    let edit = r#"{"path":"main.rs","old_string":"fn main() {}","new_string":"fn main() { println!(\"hi\"); }"}"#;
+    mock.push_turn(&Turn::text(&["Reading it."]).call("c1", "read_file", r#"{"path":"main.rs"}"#));
+    mock.push_turn(&Turn::text(&["Changing it."]).call("c2", "edit_file", edit));
+    mock.push_turn(&Turn::text(&["Done."]));
+    let again = r#"{"path":"main.rs","old_string":"hi","new_string":"bye"}"#;
+    mock.push_turn(&Turn::text(&["Changing it again."]).call("c3", "edit_file", again));
+    mock.push_turn(&Turn::text(&["Left as is."]));
+    in_terminal(
+        dir.path(),
+        &mock,
+        &[],
+        json!([
+            expect("mira> "),
+            send("Make main say hi\r"),
+            expect("→ read main.rs"),
+            expect(r#"\+fn main\(\) \{ println!\("hi"\); \}"#),
+            expect(r"Apply this change to .*main\.rs\? \[y/N\]"),
+            send("y\r"),
+            expect("✓ applied"),
+            expect(r"Done\."),
+            expect("mira> "),
+            send("Once more\r"),
+            expect(r#"\+fn main\(\) \{ println!\("bye"\); \}"#),
+            expect(r"\[y/N\]"),
+            send("n\r"),
+            expect(r"Left as is\."),
+            expect("mira> "),
+            send("\u{4}"),
+            {"exit": 0}
+        ]),
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("project/main.rs")).unwrap(),
+        "fn main() { println!(\"hi\"); }\n"
+    );
+    let declined = mock.requests()[4].body.to_string();
+    assert!(declined.contains("the user declined"), "{declined}");
+    assert!(mock.violations().is_empty(), "{:?}", mock.violations());
+}
+
 fn piped(dir: &Path, mock: Option<&MockLlm>, input: &str) -> (bool, String, String) {
     let mut child = mira(dir, mock)
         .arg("chat")

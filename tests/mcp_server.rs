@@ -55,7 +55,8 @@ fn write_project(s: &Sandbox) {
         src.join("config.rs"),
         "/// Reads the configuration file at `path` and returns its text.\n\
          pub fn parse_config(path: &str) -> String {\n    std::fs::read_to_string(path).unwrap_or_default()\n}\n\n\
-         pub fn start() {\n    let _ = parse_config(\"mira.toml\");\n}\n",
+         pub fn start() {\n    let _ = parse_config(\"mira.toml\");\n}\n\n\
+         pub fn connect() -> &'static str {\n    \"ghp_0123456789abcdefghijklmnopqrstuvwxyzAB\"\n}\n",
     )
     .unwrap();
 }
@@ -204,9 +205,14 @@ async fn python_sdk_shares_one_memory_with_the_cli_and_a_running_editor() {
     assert!(ctx.contains("Reads the configuration file"), "{ctx}");
     assert!(ctx.contains("start"), "callers listed: {ctx}");
     assert!(call(&out, "search_code").contains("parse_config"), "{out}");
+    // Code read from the project passes redaction before it reaches the agent.
+    let secret = call(&out, "secret_code");
+    assert!(secret.contains("pub fn connect"), "{secret}");
+    assert!(!secret.contains("ghp_0123"), "{secret}");
+    assert!(secret.contains("[REDACTED"), "{secret}");
     let status = call(&out, "index_status");
     assert!(status.contains("project project"), "{status}");
-    assert!(status.contains("1 files"), "{status}");
+    assert!(status.contains("1 files, 3 symbols"), "{status}");
 
     // The session-start view: project, preferences, goals.
     assert_eq!(out["prompts"], json!(["session-start"]));

@@ -64,6 +64,7 @@ async def main(binary, project):
             await call("memories", "memories", {})
             await call("find_symbol", "find_symbol", {"query": "parse_config"})
             await call("symbol_context", "symbol_context", {"name": "parse_config"})
+            await call("secret_code", "symbol_context", {"name": "connect"})
             await call("search_code", "search_code", {"query": "read the configuration file"})
             await call("index_status", "index_status", {})
             prompts = await s.list_prompts()
