@@ -277,6 +277,52 @@ fn a_pipe_gets_plain_answers_one_question_per_line_and_the_cost_warning() {
 }
 
 #[test]
+fn every_slash_command_answers_and_mistakes_say_what_to_type() {
+    let dir = sandbox();
+    std::fs::create_dir_all(dir.path().join("other/.git")).unwrap();
+    let (ok, stdout, stderr) = piped(
+        dir.path(),
+        None,
+        "/remember The linter is clippy.\n/recall linter\n/forget #1\n/recall linter\n\
+         /goals\n/tasks\n/effort high\n/history 2\n/usage\n/switch ../other\n/status\n\
+         /forget one\n/bogus\n/help\n/quit\nnever read\n",
+    );
+    assert!(ok, "{stderr}");
+    for want in [
+        "Remembered #1 (fact, global)",
+        "#1 [fact] The linter is clippy.",
+        "Forgot #1: The linter is clippy.",
+        "Nothing remembered about that.",
+        "No active goals.",
+        "No open tasks.",
+        "Reasoning effort high for the next questions.",
+        "No conversation yet.",
+        "Usage over the last 1 days",
+        "Now in project other (",
+        "effort    high",
+        "/switch    [path]",
+    ] {
+        assert!(stdout.contains(want), "{want:?} missing from:\n{stdout}");
+    }
+    assert!(
+        stdout.contains(&format!(
+            "project   other ({})",
+            dir.path().join("other").canonicalize().unwrap().display()
+        )),
+        "{stdout}"
+    );
+    assert!(
+        stderr.contains("/forget takes a memory id such as 12"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("unknown command /bogus; /help lists them"),
+        "{stderr}"
+    );
+    assert!(!stdout.contains("never read") && !stderr.contains("never read"));
+}
+
+#[test]
 fn a_provider_that_is_down_gets_a_message_and_the_session_goes_on() {
     let dir = sandbox();
     // Nothing listens on port 9 of loopback: every connection is refused.
