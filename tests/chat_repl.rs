@@ -121,6 +121,9 @@ fn repl_streams_remembers_cancels_completes_and_keeps_its_history() {
             send("And now?\r"),
             expect(r"Still here\."),
             expect("mira> "),
+            send("/recall ghp_0123456789abcdefghijklmnopqrstuvwxyzAB\r"),
+            expect("Nothing remembered about that."),
+            expect("mira> "),
             send("/sta\t"),
             expect("/status "),
             send("\r"),
@@ -146,6 +149,11 @@ fn repl_streams_remembers_cancels_completes_and_keeps_its_history() {
     ] {
         assert!(history.contains(line), "{line} in {history}");
     }
+    assert!(
+        !history.contains("ghp_0123"),
+        "a secret in the history: {history}"
+    );
+    assert!(history.contains("/recall [REDACTED"), "{history}");
     let mode = std::fs::metadata(&history_file)
         .unwrap()
         .permissions()
@@ -320,6 +328,30 @@ fn every_slash_command_answers_and_mistakes_say_what_to_type() {
         "{stderr}"
     );
     assert!(!stdout.contains("never read") && !stderr.contains("never read"));
+}
+
+#[test]
+fn effort_set_in_the_session_reaches_the_provider() {
+    let dir = sandbox();
+    let mock = MockLlm::start_in_background(Wire::Responses);
+    mock.push_turn(&Turn::text(&["Quick."]));
+    mock.push_turn(&Turn::text(&["Thorough."]));
+    let (ok, stdout, stderr) = piped(
+        dir.path(),
+        Some(&mock),
+        "/effort low\nFirst?\n/effort xhigh\nSecond?\n",
+    );
+    assert!(ok, "{stderr}");
+    assert!(
+        stdout.contains("Quick.") && stdout.contains("Thorough."),
+        "{stdout}"
+    );
+    let efforts: Vec<Value> = mock
+        .requests()
+        .iter()
+        .map(|r| r.body["reasoning"]["effort"].clone())
+        .collect();
+    assert_eq!(efforts, [json!("low"), json!("xhigh")]);
 }
 
 #[test]
