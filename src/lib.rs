@@ -12,6 +12,7 @@ pub mod fusion;
 pub mod index;
 pub mod llm;
 pub mod lsp;
+pub mod mcp;
 pub mod memory;
 pub mod project;
 pub mod redact;

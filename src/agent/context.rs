@@ -645,3 +645,47 @@ pub fn project_name(root: &Path, configured: Option<&str>) -> String {
         .or_else(|| root.file_name().map(|n| n.to_string_lossy().into_owned()))
         .unwrap_or_else(|| root.display().to_string())
 }
+
+/// The session-start view (`mira mcp`'s prompt and resource): the stable head of every
+/// turn's system prompt — project, corrections and preferences, active goals and tasks, the
+/// latest summaries — with the same sources, budgets and titles as [`assemble`], so an agent
+/// outside a turn starts from what a turn would see.
+pub fn session_start(
+    conn: &Connection,
+    project: &ProjectInfo,
+    sources: &dyn ContextSources,
+    budgets: &Budgets,
+) -> rusqlite::Result<String> {
+    let parts = [
+        (
+            "Project",
+            part("project", project_text(project), budgets.project),
+        ),
+        (
+            "Corrections and preferences (always follow these)",
+            lines_part(
+                "standing",
+                &sources.standing(conn, project.id),
+                budgets.standing,
+            ),
+        ),
+        (
+            "Active goals and tasks",
+            lines_part("goals", &sources.goals(conn, project.id), budgets.goals),
+        ),
+        (
+            "Summary of the earlier conversation",
+            summaries_part(conn, budgets.summaries)?,
+        ),
+    ];
+    let mut out = String::new();
+    for (title, p) in parts {
+        let body = if p.text.trim().is_empty() {
+            "(none yet)"
+        } else {
+            p.text.trim_end()
+        };
+        out.push_str(&format!("# {title}\n{body}\n\n"));
+    }
+    Ok(out)
+}

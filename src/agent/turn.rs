@@ -102,6 +102,8 @@ pub struct Agent {
     index: Option<IndexHandle>,
     /// Configured API keys, removed verbatim from anything stored or sent.
     secrets: Vec<SecretString>,
+    /// Said after the instructions of every turn (`mira chat --ask-only`: which tools are gone).
+    note: Option<String>,
 }
 
 /// A fresh turn id: unique across processes sharing the store (time, pid, counter).
@@ -133,6 +135,7 @@ impl Agent {
             memory,
             index: None,
             secrets,
+            note: None,
         }
     }
 
@@ -172,6 +175,20 @@ impl Agent {
     pub fn with_index(mut self, index: IndexHandle) -> Agent {
         self.index = Some(index);
         self
+    }
+
+    /// A standing note for the model, appended to the system prompt of every turn (it stays
+    /// the same across turns, so the cached prefix does too).
+    pub fn with_note(mut self, note: impl Into<String>) -> Agent {
+        self.note = Some(note.into());
+        self
+    }
+
+    fn system_prompt(&self, assembled: &str) -> String {
+        match &self.note {
+            Some(note) => format!("{assembled}\n\n# Note for this session\n{note}"),
+            None => assembled.to_string(),
+        }
     }
 
     pub fn memory(&self) -> &MemoryService {
@@ -248,7 +265,7 @@ impl Agent {
         let effort = self.effort_for(ask, &question);
         let known: Vec<&str> = self.secrets.iter().map(|s| s.expose_secret()).collect();
         let request = Request {
-            system: assembled.system,
+            system: self.system_prompt(&assembled.system),
             items,
             tools: specs,
             effort: Some(effort),
@@ -392,6 +409,7 @@ impl Agent {
             }
         };
 
+        let system = self.system_prompt(&assembled.system);
         let mut items = assembled.history;
         items.push(Item::User(assembled.user));
         let limits = &self.settings.limits;
@@ -432,7 +450,7 @@ impl Agent {
                 break TurnStatus::Limited;
             }
             let req = Request {
-                system: assembled.system.clone(),
+                system: system.clone(),
                 items: items.clone(),
                 tools: specs.clone(),
                 effort: Some(effort),

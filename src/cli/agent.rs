@@ -87,10 +87,17 @@ pub(crate) fn fail((code, message): (i32, String)) -> i32 {
 }
 
 /// Prints the answer as it streams; tool activity and questions go to stderr so stdout is
-/// just the answer (pipe-friendly).
-struct CliHost {
+/// just the answer (pipe-friendly). `mira ask` and `mira chat` both show turns through it.
+pub(crate) struct CliHost {
     yes: bool,
     interactive: bool,
+}
+
+impl CliHost {
+    /// `yes`: apply edits without asking; `interactive`: a terminal can answer questions.
+    pub(crate) fn new(yes: bool, interactive: bool) -> CliHost {
+        CliHost { yes, interactive }
+    }
 }
 
 fn confirm(question: String) -> BoxFuture<'static, bool> {
@@ -186,10 +193,7 @@ pub fn ask(question: Vec<String>, yes: bool, effort: Option<String>, show_contex
         Ok(rt) => rt,
         Err(e) => return fail((1, format!("cannot start the async runtime: {e}"))),
     };
-    let host = CliHost {
-        yes,
-        interactive: std::io::stdin().is_terminal(),
-    };
+    let host = CliHost::new(yes, std::io::stdin().is_terminal());
     let ask = Ask {
         turn: new_turn_id(),
         question,
@@ -247,11 +251,15 @@ pub fn ask(question: Vec<String>, yes: bool, effort: Option<String>, show_contex
 }
 
 pub fn history(limit: usize) -> i32 {
-    let cx = match open() {
-        Ok(c) => c,
-        Err(e) => return fail(e),
-    };
-    let turns = match cx.store.read(|c| conversation::history(c, limit, None)) {
+    match open() {
+        Ok(cx) => print_history(&cx.store, limit),
+        Err(e) => fail(e),
+    }
+}
+
+/// The latest turns, oldest first (`mira history`, `/history` in `mira chat`).
+pub(crate) fn print_history(store: &Store, limit: usize) -> i32 {
+    let turns = match store.read(|c| conversation::history(c, limit, None)) {
         Ok(t) => t,
         Err(e) => return fail((1, e.to_string())),
     };
@@ -292,12 +300,16 @@ pub fn history(limit: usize) -> i32 {
 }
 
 pub fn usage(days: u32) -> i32 {
-    let cx = match open() {
-        Ok(c) => c,
-        Err(e) => return fail(e),
-    };
+    match open() {
+        Ok(cx) => print_usage(&cx.store, days),
+        Err(e) => fail(e),
+    }
+}
+
+/// Tokens and cost per provider and model (`mira usage`, `/usage` in `mira chat`).
+pub(crate) fn print_usage(store: &Store, days: u32) -> i32 {
     let since = conversation::now_ms() - i64::from(days) * 86_400_000;
-    let rows = match cx.store.read(|c| conversation::usage(c, since)) {
+    let rows = match store.read(|c| conversation::usage(c, since)) {
         Ok(r) => r,
         Err(e) => return fail((1, e.to_string())),
     };

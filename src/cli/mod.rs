@@ -1,9 +1,11 @@
 //! The command line: parse arguments, call the library, print. No business logic here.
 
 mod agent;
+mod chat;
 mod context;
 mod doctor;
 mod index;
+mod mcp;
 mod memory;
 pub mod pipe;
 
@@ -32,6 +34,9 @@ struct Cli {
 enum Command {
     /// Run the language server on stdin/stdout (this is what editors start)
     Lsp,
+    /// Serve memory, goals, tasks and the code index over MCP on stdin/stdout (for agents
+    /// such as Claude Code: `claude mcp add mira -- mira mcp`)
+    Mcp,
     /// Check the configuration (with the source of every value), the project, the database
     Doctor {
         /// The directory whose project to check (default: the current directory)
@@ -91,6 +96,8 @@ enum Command {
         #[arg(long)]
         show_context: bool,
     },
+    /// The terminal REPL on the same global conversation (slash commands: /help)
+    Chat(chat::ChatArgs),
     /// Show exactly what Mira would send the model for a question, section by section
     Context {
         #[arg(required = true)]
@@ -134,6 +141,7 @@ pub fn run() -> ExitCode {
     };
     let code = match cli.command {
         Command::Lsp => lsp(),
+        Command::Mcp => mcp::mcp(),
         Command::Doctor { path } => doctor::run(path),
         Command::Index { path } => index::index(path),
         Command::Symbols {
@@ -155,6 +163,7 @@ pub fn run() -> ExitCode {
             effort,
             show_context,
         } => agent::ask(question, yes, effort, show_context),
+        Command::Chat(args) => chat::chat(args),
         Command::Context { question, json } => context::context(question, json),
         Command::Search { query, json, limit } => context::search(query, json, limit),
         Command::History { limit } => agent::history(limit),

@@ -230,6 +230,8 @@ pub struct AgentConfig {
     pub max_iterations: u32,
     pub max_tool_calls: u32,
     pub cost_cap_usd: f64,
+    /// `mira chat` warns when one turn costs more than this (USD); the cap above still stops it.
+    pub cost_warn_usd: f64,
     /// Reasoning effort: `auto` lets a cheap classifier pick per question.
     pub effort: EffortSetting,
     /// Token budget for everything sent in one model call.
@@ -262,6 +264,7 @@ impl Default for AgentConfig {
             max_iterations: 24,
             max_tool_calls: 64,
             cost_cap_usd: 1.0,
+            cost_warn_usd: 0.5,
             effort: EffortSetting::Auto,
             context_tokens: 64_000,
             summarize_after_tokens: 24_000,

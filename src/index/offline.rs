@@ -113,3 +113,31 @@ pub fn enclosing_on_disk(
         content_hash: super::service::symbol_hash(code),
     })
 }
+
+/// What the persisted index holds for one project (`mira mcp`'s `index_status`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct IndexStats {
+    /// Files indexed (parsed).
+    pub files: usize,
+    /// Files seen but not parsed (too large, binary, minified).
+    pub skipped: usize,
+    pub symbols: usize,
+}
+
+pub fn stats(conn: &rusqlite::Connection, project_id: i64) -> rusqlite::Result<IndexStats> {
+    let (files, skipped): (i64, i64) = conn.query_row(
+        "SELECT count(*), coalesce(sum(skip_reason IS NOT NULL), 0) FROM files WHERE project_id = ?1",
+        [project_id],
+        |r| Ok((r.get(0)?, r.get(1)?)),
+    )?;
+    let symbols: i64 = conn.query_row(
+        "SELECT count(*) FROM symbols s JOIN files f ON f.id = s.file_id WHERE f.project_id = ?1",
+        [project_id],
+        |r| r.get(0),
+    )?;
+    Ok(IndexStats {
+        files: (files - skipped).max(0) as usize,
+        skipped: skipped as usize,
+        symbols: symbols as usize,
+    })
+}

@@ -119,6 +119,11 @@ impl Registry {
         self.tools.push(tool);
     }
 
+    /// Takes a tool away (`mira chat --ask-only` removes the editing ones).
+    pub fn remove(&mut self, name: &str) {
+        self.tools.retain(|t| t.name() != name);
+    }
+
     pub fn get(&self, name: &str) -> Option<&dyn Tool> {
         self.tools
             .iter()

@@ -1,0 +1,128 @@
+//! `mira chat`: the terminal REPL on the one global conversation — the same agent, turn and
+//! `CliHost` as `mira ask`, the same `MemoryService` as `mira remember`. A terminal gets a
+//! line editor (history in `$MIRA_HOME/chat_history`, Tab completes slash commands); a pipe
+//! on stdin is read one question per line and answered plainly, for scripts.
+
+mod line;
+mod session;
+mod slash;
+
+use std::io::{BufRead, IsTerminal};
+use std::sync::Arc;
+
+use mira::surface::chat::project_info;
+
+use super::agent::{CliHost, build_agent, fail, open};
+use line::{LineEditor, Read};
+use session::{Next, Session, Spent};
+
+/// The tools `--ask-only` takes away, and what the model is told about it.
+const EDIT_TOOLS: [&str; 3] = ["edit_file", "write_file", "bash"];
+const ASK_ONLY_NOTE: &str = "The user started this session in ask-only mode: you cannot change \
+files or run commands (edit_file, write_file and bash are not available). Answer, explain and \
+show proposed changes as code blocks or diffs the user can apply themselves.";
+
+#[derive(clap::Args)]
+pub struct ChatArgs {
+    /// Apply file edits without asking (otherwise each diff is confirmed)
+    #[arg(long, short = 'y')]
+    yes: bool,
+    /// No edit, write or bash tools (the model is told): questions and answers only
+    #[arg(long)]
+    ask_only: bool,
+    /// Reasoning effort: none, low, medium, high, xhigh (default: auto; /effort changes it)
+    #[arg(long)]
+    effort: Option<String>,
+}
+
+pub fn chat(args: ChatArgs) -> i32 {
+    let effort = match args.effort.map(|e| e.parse()).transpose() {
+        Ok(e) => e,
+        Err(e) => return fail((2, e)),
+    };
+    let cx = match open() {
+        Ok(c) => c,
+        Err(e) => return fail(e),
+    };
+    let mut agent = match build_agent(&cx) {
+        Ok(a) => a,
+        Err(e) => return fail(e),
+    };
+    if args.ask_only {
+        for tool in EDIT_TOOLS {
+            agent.tools_mut().remove(tool);
+        }
+        agent = agent.with_note(ASK_ONLY_NOTE);
+    }
+    if let Err(e) = agent.provider() {
+        // Slash commands still work; each question says how to set a provider.
+        eprintln!("mira: {e}");
+    }
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => return fail((1, format!("cannot start the async runtime: {e}"))),
+    };
+    let terminal = std::io::stdin().is_terminal();
+    let mut session = Session {
+        runtime,
+        memory: agent.memory().clone(),
+        agent: Arc::new(agent),
+        project: project_info(&cx.store, &cx.project),
+        store: cx.store.clone(),
+        host: CliHost::new(args.yes, terminal),
+        effort,
+        ask_only: args.ask_only,
+        cost_warn_usd: cx.loaded.config.agent.cost_warn_usd,
+        spent: Spent::default(),
+    };
+    let code = if terminal {
+        let history = cx.loaded.config.store.home.join("chat_history");
+        repl(&mut session, history)
+    } else {
+        piped(&mut session)
+    };
+    session
+        .runtime
+        .shutdown_timeout(std::time::Duration::from_millis(100));
+    code
+}
+
+fn repl(session: &mut Session, history: std::path::PathBuf) -> i32 {
+    let mut editor = match LineEditor::open(history) {
+        Ok(e) => e,
+        Err(e) => return fail((1, e)),
+    };
+    eprintln!(
+        "Mira · project {} · /help for commands, Ctrl+C cancels an answer, Ctrl+D leaves",
+        session.project.name
+    );
+    loop {
+        match editor.read("mira> ") {
+            Read::Line(line) => {
+                editor.remember(&line);
+                if session.line(&line) == Next::Quit {
+                    return 0;
+                }
+            }
+            Read::Interrupted => eprintln!("(Ctrl+D or /quit leaves)"),
+            Read::Eof => return 0,
+        }
+    }
+}
+
+/// Not a terminal: one question (or slash command) per line; answers on stdout.
+fn piped(session: &mut Session) -> i32 {
+    for line in std::io::stdin().lock().lines() {
+        let line = match line {
+            Ok(l) => l,
+            Err(e) => return fail((1, format!("cannot read stdin: {e}"))),
+        };
+        if session.line(&line) == Next::Quit {
+            break;
+        }
+    }
+    0
+}

@@ -1,0 +1,290 @@
+//! One `mira chat` session: the agent, the project, the effort override and what the session
+//! spent; runs a question as a turn (Ctrl+C cancels it) and a slash command.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use mira::agent::{Agent, Ask, ProjectInfo, TurnOutcome, TurnStatus, new_turn_id};
+use mira::llm::{Effort, Usage};
+use mira::memory::{MemoryKind, MemoryService, ProjectRef, RememberRequest};
+use mira::store::Store;
+use tokio::runtime::Runtime;
+use tokio_util::sync::CancellationToken;
+
+use super::slash::{self, Slash};
+use crate::cli::agent::{CliHost, print_history, print_usage};
+
+/// What the loop does after a line.
+#[derive(PartialEq)]
+pub enum Next {
+    Continue,
+    Quit,
+}
+
+pub struct Session {
+    pub runtime: Runtime,
+    pub agent: Arc<Agent>,
+    pub store: Store,
+    pub memory: MemoryService,
+    pub project: ProjectInfo,
+    pub host: CliHost,
+    pub effort: Option<Effort>,
+    pub ask_only: bool,
+    /// `agent.cost_warn_usd`.
+    pub cost_warn_usd: f64,
+    pub spent: Spent,
+}
+
+#[derive(Default)]
+pub struct Spent {
+    pub turns: u32,
+    pub usage: Usage,
+    pub cost_usd: f64,
+    /// Turns whose model had no price.
+    pub unpriced: u32,
+}
+
+impl Session {
+    /// A slash command or a question.
+    pub fn line(&mut self, line: &str) -> Next {
+        let line = line.trim();
+        if line.is_empty() {
+            return Next::Continue;
+        }
+        if !line.starts_with('/') {
+            self.ask(line.to_string());
+            return Next::Continue;
+        }
+        match slash::parse(line) {
+            Ok(cmd) => self.command(cmd),
+            Err(e) => {
+                eprintln!("mira: {e}");
+                Next::Continue
+            }
+        }
+    }
+
+    /// One turn on the global conversation, streamed; Ctrl+C cancels it, not the session.
+    pub fn ask(&mut self, question: String) {
+        let ask = Ask {
+            turn: new_turn_id(),
+            question,
+            project: self.project.clone(),
+            editor: None,
+            effort: self.effort,
+            source: "chat",
+        };
+        let (agent, host) = (self.agent.clone(), &self.host);
+        let outcome = self.runtime.block_on(async {
+            let cancel = CancellationToken::new();
+            let turn = agent.run(ask, host, &cancel);
+            tokio::pin!(turn);
+            loop {
+                tokio::select! {
+                    outcome = &mut turn => break outcome,
+                    signal = tokio::signal::ctrl_c() => {
+                        if signal.is_err() {
+                            break turn.await;
+                        }
+                        eprintln!("\n  ^C cancelling this answer…");
+                        cancel.cancel();
+                    }
+                }
+            }
+        });
+        self.report(&outcome);
+    }
+
+    fn report(&mut self, o: &TurnOutcome) {
+        if !o.text.is_empty() && !o.text.ends_with('\n') {
+            println!();
+        }
+        // A turn that never reached a model (no provider) cost nothing and is not counted.
+        if o.status != TurnStatus::Failed || o.usage != Usage::default() {
+            self.spent.turns += 1;
+            self.spent.usage.add(&o.usage);
+            match o.cost_usd {
+                Some(c) => self.spent.cost_usd += c,
+                None => self.spent.unpriced += 1,
+            }
+        }
+        let cost = o
+            .cost_usd
+            .map_or_else(|| "cost unknown".to_string(), |c| format!("${c:.4}"));
+        match o.status {
+            TurnStatus::Completed => eprintln!(
+                "— {} tokens in ({} cached), {} out · {cost}",
+                o.usage.input_tokens, o.usage.cached_input_tokens, o.usage.output_tokens
+            ),
+            TurnStatus::Cancelled => eprintln!("— cancelled · {cost}"),
+            _ => eprintln!(
+                "mira: {}",
+                o.error.as_deref().unwrap_or("the answer did not complete")
+            ),
+        }
+        if let Some(c) = o.cost_usd
+            && c > self.cost_warn_usd
+        {
+            eprintln!(
+                "mira: warning: that answer cost ${c:.2}, more than agent.cost_warn_usd \
+                 (${:.2}); agent.cost_cap_usd stops a turn outright",
+                self.cost_warn_usd
+            );
+        }
+    }
+
+    fn scope(&self) -> ProjectRef {
+        ProjectRef {
+            root: self.project.root.clone(),
+            name: self.project.name.clone(),
+        }
+    }
+
+    fn command(&mut self, cmd: Slash) -> Next {
+        let memory = self.memory.clone();
+        let scope = Some(self.scope());
+        match cmd {
+            Slash::Quit => return Next::Quit,
+            Slash::Help => println!("{}", slash::help()),
+            Slash::Status => self.status(),
+            Slash::Remember(text) => {
+                let req = RememberRequest {
+                    text,
+                    kind: MemoryKind::Fact,
+                    project_scoped: false,
+                    corrects: None,
+                    anchors: Vec::new(),
+                };
+                match self.runtime.block_on(memory.remember(req, scope)) {
+                    Ok(r) => println!("{}", r.describe()),
+                    Err(e) => eprintln!("mira: {e}"),
+                }
+            }
+            Slash::Recall(query) => match self.runtime.block_on(memory.recall(&query, scope, 8)) {
+                Ok(hits) if hits.is_empty() => println!("Nothing remembered about that."),
+                Ok(hits) => {
+                    for h in hits {
+                        println!("#{} [{}] {}", h.memory.id, h.memory.kind, h.memory.body);
+                    }
+                }
+                Err(e) => eprintln!("mira: {e}"),
+            },
+            Slash::Forget(id) => match self.runtime.block_on(memory.forget(id)) {
+                Ok(m) => println!(
+                    "Forgot #{}: {} (mira forget --restore {} undoes it)",
+                    m.id, m.body, m.id
+                ),
+                Err(e) => eprintln!("mira: {e}"),
+            },
+            Slash::Goals => match self.runtime.block_on(memory.goals(scope, false)) {
+                Ok(gs) if gs.is_empty() => println!("No active goals."),
+                Ok(gs) => {
+                    for g in gs {
+                        println!(
+                            "#{} [{} {} {}%] {}",
+                            g.id, g.status, g.priority, g.progress, g.title
+                        );
+                    }
+                }
+                Err(e) => eprintln!("mira: {e}"),
+            },
+            Slash::Tasks => match self.runtime.block_on(memory.tasks(scope, None, false)) {
+                Ok(ts) if ts.is_empty() => println!("No open tasks."),
+                Ok(ts) => {
+                    for t in ts {
+                        println!("#{} [{} {}] {}", t.id, t.status, t.priority, t.title);
+                    }
+                }
+                Err(e) => eprintln!("mira: {e}"),
+            },
+            Slash::History(n) => {
+                print_history(&self.store, n);
+            }
+            Slash::Usage => self.usage(),
+            Slash::Effort(e) => {
+                self.effort = e;
+                match e {
+                    Some(e) => println!("Reasoning effort {e} for the next questions."),
+                    None => println!("Reasoning effort: automatic."),
+                }
+            }
+            Slash::Switch(path) => self.switch(path.as_deref()),
+        }
+        Next::Continue
+    }
+
+    fn status(&self) {
+        println!(
+            "project   {} ({})",
+            self.project.name,
+            self.project.root.display()
+        );
+        match self.agent.provider() {
+            Ok(c) => println!("provider  {} · {}", c.settings().kind, c.settings().model),
+            Err(e) => println!(
+                "provider  none: {} (`mira doctor` says how to set one)",
+                e.to_string().lines().next().unwrap_or_default()
+            ),
+        }
+        let effort = self.effort.map_or("auto".to_string(), |e| e.to_string());
+        let mode = if self.ask_only {
+            " · ask-only (no edits, writes or bash)"
+        } else {
+            ""
+        };
+        println!("effort    {effort}{mode}");
+        let stats = self
+            .project
+            .id
+            .and_then(|id| self.store.read(|c| mira::index::offline::stats(c, id)).ok());
+        match stats {
+            Some(s) if s.files > 0 => {
+                println!("index     {} files, {} symbols", s.files, s.symbols)
+            }
+            _ => println!("index     empty (run `mira index`)"),
+        }
+        self.print_spent();
+    }
+
+    fn print_spent(&self) {
+        let s = &self.spent;
+        let unpriced = if s.unpriced > 0 {
+            format!(" ({} unpriced)", s.unpriced)
+        } else {
+            String::new()
+        };
+        println!(
+            "session   {} turns · {} tokens in ({} cached), {} out · ${:.4}{unpriced}",
+            s.turns,
+            s.usage.input_tokens,
+            s.usage.cached_input_tokens,
+            s.usage.output_tokens,
+            s.cost_usd
+        );
+    }
+
+    fn usage(&self) {
+        self.print_spent();
+        print_usage(&self.store, 1);
+    }
+
+    fn switch(&mut self, path: Option<&Path>) {
+        let dir = match path {
+            Some(p) => p.to_path_buf(),
+            None => match std::env::current_dir() {
+                Ok(d) => d,
+                Err(e) => return eprintln!("mira: cannot read the current directory: {e}"),
+            },
+        };
+        if !dir.is_dir() {
+            return eprintln!("mira: {} is not a directory", dir.display());
+        }
+        let detected = mira::project::detect(&dir);
+        self.project = mira::surface::chat::project_info(&self.store, &detected);
+        println!(
+            "Now in project {} ({}); the conversation stays the same.",
+            self.project.name,
+            self.project.root.display()
+        );
+    }
+}
