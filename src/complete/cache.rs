@@ -66,11 +66,11 @@ impl Cache {
             e.completion
                 .char_indices()
                 .map(|(i, _)| i)
-                .filter(|k| {
+                .rev()
+                .find(|k| {
                     prefix.ends_with(&e.completion[..*k])
                         && prefix[..prefix.len() - k].ends_with(&e.anchor)
                 })
-                .last()
                 .map(|k| e.completion[k..].to_string())
         })
     }

@@ -226,7 +226,10 @@ async fn chat_call(
         tools: Vec::new(),
         effort: None,
     };
-    match client.complete(&request, &mut |_: llm::Delta| {}, cancel).await {
+    match client
+        .complete(&request, &mut |_: llm::Delta| {}, cancel)
+        .await
+    {
         Ok(c) => Ok(FimOutput {
             text: strip_fences(&c.text()),
             usage: c.usage,
