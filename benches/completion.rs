@@ -121,12 +121,13 @@ async fn main() {
             r["items"][0]["insertText"].is_string(),
             "no suggestion: {r}"
         );
-        let call = mock.requests().pop().expect("a provider call");
         assert_eq!(
             mock.requests().len(),
             v,
             "round {v} was answered without a call"
         );
+        mock.wait_served(v - 1).await;
+        let call = mock.requests().pop().expect("a provider call");
         if mock_fim::FimWire::Completions
             .prompt_of(&call.body)
             .contains("src/util.rs: pub fn scale")

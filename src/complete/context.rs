@@ -7,7 +7,11 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use crate::index::InReach;
+use std::collections::HashMap;
+
+use tower_lsp_server::ls_types::Uri;
+
+use crate::index::{InReach, IndexHandle};
 use crate::memory::{ListFilter, MemoryKind, memories};
 use crate::store::{Store, projects};
 
@@ -17,6 +21,16 @@ use super::window::estimate_tokens;
 const STANDING_TTL: Duration = Duration::from_secs(30);
 /// A completion header is short: the few newest preferences say what matters.
 const STANDING_MAX: usize = 8;
+/// Definitions in reach put in the header at most.
+const REACH_LIMIT: usize = 12;
+/// An answer serves every cursor in its block of this many lines (what is in reach changes
+/// slowly while typing).
+const REACH_BLOCK_LINES: u32 = 16;
+/// The first question for a document waits this long at most (the index may be busy with a
+/// crawl); without an answer the header has no definitions.
+const REACH_WAIT: Duration = Duration::from_millis(200);
+/// Answers kept (document × block).
+const REACH_ENTRIES: usize = 256;
 
 /// The line comment of a language, by LSP language id.
 pub fn comment_for(language_id: &str) -> &'static str {
@@ -70,6 +84,90 @@ fn one_line(s: &str) -> String {
         Some((i, _)) => format!("{}…", &joined[..i]),
         None => joined,
     }
+}
+
+/// Definitions in reach, per document and block of lines. The index answers after applying
+/// every edit sent before the question, i.e. after re-parsing the keystroke just typed; so a
+/// completion uses the last answer for its block and refreshes it in the background, and only
+/// the first completion in a block waits.
+pub struct Reach {
+    index: Option<IndexHandle>,
+    docs: Arc<Mutex<HashMap<(String, u32), ReachEntry>>>,
+}
+
+struct ReachEntry {
+    list: Arc<Vec<InReach>>,
+    refreshing: bool,
+}
+
+impl Reach {
+    pub fn new(index: Option<IndexHandle>) -> Reach {
+        Reach {
+            index,
+            docs: Default::default(),
+        }
+    }
+
+    pub async fn get(&self, uri: &Uri, line: u32) -> Arc<Vec<InReach>> {
+        let Some(index) = &self.index else {
+            return Arc::default();
+        };
+        let key = (uri.as_str().to_string(), line / REACH_BLOCK_LINES);
+        if let Some(list) = self.reuse(&key, uri, line, index) {
+            return list;
+        }
+        let list = tokio::time::timeout(REACH_WAIT, index.in_reach(uri, line, REACH_LIMIT))
+            .await
+            .ok()
+            .and_then(Result::ok)
+            .unwrap_or_default();
+        let list = Arc::new(list);
+        store_reach(&self.docs, key, list.clone());
+        list
+    }
+
+    /// The block's last answer, refreshed in the background.
+    fn reuse(
+        &self,
+        key: &(String, u32),
+        uri: &Uri,
+        line: u32,
+        index: &IndexHandle,
+    ) -> Option<Arc<Vec<InReach>>> {
+        let mut docs = self.docs.lock().unwrap_or_else(|e| e.into_inner());
+        let entry = docs.get_mut(key)?;
+        if !entry.refreshing {
+            entry.refreshing = true;
+            let (index, uri, docs, key) =
+                (index.clone(), uri.clone(), self.docs.clone(), key.clone());
+            tokio::spawn(async move {
+                let list = index
+                    .in_reach(&uri, line, REACH_LIMIT)
+                    .await
+                    .unwrap_or_default();
+                store_reach(&docs, key, Arc::new(list));
+            });
+        }
+        Some(entry.list.clone())
+    }
+}
+
+fn store_reach(
+    docs: &Mutex<HashMap<(String, u32), ReachEntry>>,
+    key: (String, u32),
+    list: Arc<Vec<InReach>>,
+) {
+    let mut docs = docs.lock().unwrap_or_else(|e| e.into_inner());
+    if docs.len() >= REACH_ENTRIES && !docs.contains_key(&key) {
+        docs.clear();
+    }
+    docs.insert(
+        key,
+        ReachEntry {
+            list,
+            refreshing: false,
+        },
+    );
 }
 
 /// The standing preferences and corrections, cached and refreshed in the background.

@@ -31,9 +31,6 @@ use crate::store::Store;
 pub use provider::{CallError, Provider};
 pub use window::Window;
 
-/// Definitions in reach put in the header at most.
-const REACH_LIMIT: usize = 12;
-
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Trigger {
     /// While typing: debounced.
@@ -84,7 +81,7 @@ pub struct Completer {
     cache: Mutex<cache::Cache>,
     flights: flight::Flights,
     standing: Arc<context::Standing>,
-    index: Option<IndexHandle>,
+    reach: context::Reach,
     store: Option<Store>,
     paused_until: Mutex<Option<Instant>>,
 }
@@ -113,7 +110,7 @@ impl Completer {
             cache: Default::default(),
             flights: Default::default(),
             standing: context::Standing::new(sources.store.clone(), sources.project_root),
-            index: sources.index,
+            reach: context::Reach::new(sources.index),
             store: sources.store,
             paused_until: Mutex::new(None),
         }
@@ -149,7 +146,12 @@ impl Completer {
             Trigger::Automatic => Duration::from_millis(self.cfg.debounce_ms),
             Trigger::Invoked => Duration::ZERO,
         };
-        let (header, ()) = tokio::join!(self.header(&place), tokio::time::sleep(debounce));
+        // A zero sleep would still wait for the timer's next millisecond tick.
+        let header = if debounce.is_zero() {
+            self.header(&place).await
+        } else {
+            tokio::join!(self.header(&place), tokio::time::sleep(debounce)).0
+        };
         if ticket.token.is_cancelled() {
             return Err(NoSuggestion::Superseded);
         }
@@ -195,16 +197,10 @@ impl Completer {
 
     /// The header for this place: standing preferences and definitions in reach.
     pub async fn header(&self, place: &Place) -> String {
-        let reach = async {
-            match &self.index {
-                Some(i) => i
-                    .in_reach(&place.uri, place.window.line, REACH_LIMIT)
-                    .await
-                    .unwrap_or_default(),
-                None => Vec::new(),
-            }
-        };
-        let (standing, reach) = tokio::join!(self.standing.get(), reach);
+        let (standing, reach) = tokio::join!(
+            self.standing.get(),
+            self.reach.get(&place.uri, place.window.line)
+        );
         context::header(
             &place.language_id,
             &standing,

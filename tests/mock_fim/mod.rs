@@ -264,10 +264,10 @@ impl MockFim {
         }
     }
 
-    fn set_served(&self, i: usize, served: Served) {
+    fn set_served(&self, i: usize, served: Served, last_byte: Instant) {
         let mut st = self.state.lock().unwrap();
         st.requests[i].served = served;
-        st.requests[i].last_byte = Some(Instant::now());
+        st.requests[i].last_byte = Some(last_byte);
     }
 
     async fn serve(&self, mut sock: TcpStream) {
@@ -312,7 +312,7 @@ impl MockFim {
                 let _ = sock.write_all(head.as_bytes()).await;
                 let _ = sock.write_all(body.as_bytes()).await;
                 let _ = sock.shutdown().await;
-                self.set_served(i, Served::Status(code));
+                self.set_served(i, Served::Status(code), Instant::now());
             }
             Reply::Stream {
                 parts,
@@ -321,7 +321,7 @@ impl MockFim {
                 cut_after,
             } => {
                 let frames = render(self.wire, &parts);
-                let served = stream(
+                let (served, last_byte) = stream(
                     &mut sock,
                     &frames,
                     first_byte_delay,
@@ -330,7 +330,7 @@ impl MockFim {
                     self.wire.ndjson(),
                 )
                 .await;
-                self.set_served(i, served);
+                self.set_served(i, served, last_byte);
             }
         }
     }
@@ -353,10 +353,10 @@ async fn stream(
     gap: Duration,
     cut_after: Option<usize>,
     ndjson: bool,
-) -> Served {
+) -> (Served, Instant) {
     let of = frames.len();
     if wait_or_closed(sock, first_byte_delay).await {
-        return Served::ClosedByClient { after: 0, of };
+        return (Served::ClosedByClient { after: 0, of }, Instant::now());
     }
     let ctype = if ndjson {
         "application/x-ndjson"
@@ -367,25 +367,28 @@ async fn stream(
         "HTTP/1.1 200 OK\r\ncontent-type: {ctype}\r\ntransfer-encoding: chunked\r\nconnection: close\r\n\r\n"
     );
     if sock.write_all(head.as_bytes()).await.is_err() {
-        return Served::ClosedByClient { after: 0, of };
+        return (Served::ClosedByClient { after: 0, of }, Instant::now());
     }
+    // When the last frame of the answer left: what a client waits for.
+    let mut last_byte = Instant::now();
     for (i, frame) in frames.iter().enumerate() {
         if cut_after == Some(i) {
             let _ = sock.flush().await;
-            return Served::Cut;
+            return (Served::Cut, Instant::now());
         }
         let chunk = format!("{:x}\r\n{frame}\r\n", frame.len());
         if sock.write_all(chunk.as_bytes()).await.is_err() {
-            return Served::ClosedByClient { after: i, of };
+            return (Served::ClosedByClient { after: i, of }, Instant::now());
         }
         let _ = sock.flush().await;
+        last_byte = Instant::now();
         if i + 1 < of && wait_or_closed(sock, gap).await {
-            return Served::ClosedByClient { after: i + 1, of };
+            return (Served::ClosedByClient { after: i + 1, of }, Instant::now());
         }
     }
     let _ = sock.write_all(b"0\r\n\r\n").await;
     let _ = sock.shutdown().await;
-    Served::Finished
+    (Served::Finished, last_byte)
 }
 
 /// The frames of one answer in `wire`'s format, usage on the last.
