@@ -7,6 +7,7 @@
 
 mod common;
 mod mock_fim;
+mod mock_llm;
 
 use std::time::Duration;
 
@@ -422,5 +423,72 @@ async fn the_popup_offers_the_suggestion_as_a_completion_item() {
     assert_eq!(item["textEdit"]["newText"], "compute(1);");
     assert_eq!(item["textEdit"]["range"]["start"]["character"], 12);
     assert_eq!(item["textEdit"]["range"]["end"]["character"], 16);
+    assert_eq!(s.shutdown().await, 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_a_fim_server_the_chat_model_completes_with_a_fim_prompt() {
+    let sandbox = Sandbox::new();
+    let mock = mock_llm::MockLlm::start(mock_llm::Wire::Chat).await;
+    mock.push_turn(&mock_llm::Turn::text(&["```rust\n", "1, 2);\n", "```"]));
+    let mut env = sandbox.env();
+    env.extend(mock.env().into_iter().map(|(k, v)| (k.to_string(), v)));
+    let mut s = TestServer::binary_with_env(env, &sandbox.project());
+    let init = s
+        .initialize(json!({
+            "processId": null,
+            "rootUri": sandbox.project_uri(),
+            "capabilities": {},
+            "initializationOptions": {"mira": {"completion": {"provider": "chat", "debounce_ms": 0}}}
+        }))
+        .await;
+    assert_eq!(
+        init["capabilities"]["inlineCompletionProvider"],
+        json!(true)
+    );
+    let uri = sandbox.file_uri("src/main.rs");
+    s.open(&uri, "rust", MAIN).await;
+    assert_eq!(inline(&mut s, &uri, 1, 24).await, vec!["1, 2);"]);
+    let req = &mock.requests()[0];
+    let sent = req.body["messages"].to_string();
+    assert!(sent.contains("compute(<CURSOR>"), "{sent}");
+    assert!(mock.violations().is_empty(), "{:?}", mock.violations());
+    assert_eq!(s.shutdown().await, 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn secrets_in_the_buffer_and_the_key_never_reach_the_provider() {
+    const TOKEN: &str = "ghp_Vt7Rk2Mx9Lq4Wn8Pz3Hs6Jd1Fb5Yc0Ga2Ke4";
+    const KEY: &str = "cdst-Rk2Mx9Lq4Wn8Pz3Hs6Jd1Fb5";
+    let sandbox = Sandbox::new();
+    let mock = MockFim::start(FimWire::Codestral).await;
+    mock.push(Reply::text(&["1, 2);"]));
+    let mut env = sandbox.env();
+    env.push(("CODESTRAL_API_KEY".into(), KEY.into()));
+    let mut s = TestServer::binary_with_env(env, &sandbox.project());
+    s.initialize(json!({
+        "processId": null,
+        "rootUri": sandbox.project_uri(),
+        "capabilities": {},
+        "initializationOptions": {"mira": {"completion": {
+            "provider": "codestral", "base_url": mock.base_url(), "debounce_ms": 0}}}
+    }))
+    .await;
+    let uri = sandbox.file_uri("src/main.rs");
+    let text = format!("const GH: &str = \"{TOKEN}\";\nconst MINE: &str = \"{KEY}\";\n{MAIN}");
+    s.open(&uri, "rust", &text).await;
+    assert_eq!(inline(&mut s, &uri, 3, 24).await, vec!["1, 2);"]);
+    let req = &mock.requests()[0];
+    let body = req.body.to_string();
+    assert!(!body.contains(&TOKEN[4..]) && !body.contains(KEY), "{body}");
+    assert!(body.contains("compute("), "{body}");
+    assert_eq!(
+        req.headers
+            .iter()
+            .find(|(k, _)| k == "authorization")
+            .map(|(_, v)| v.as_str()),
+        Some(format!("Bearer {KEY}").as_str()),
+        "the key goes only where it belongs"
+    );
     assert_eq!(s.shutdown().await, 0);
 }
