@@ -87,6 +87,7 @@ async fn main() {
     s.document_state(&uri).await;
 
     let mut to_provider = Vec::with_capacity(ROUNDS);
+    let mut to_accept = Vec::with_capacity(ROUNDS);
     let mut to_editor = Vec::with_capacity(ROUNDS);
     let mut total = Vec::with_capacity(ROUNDS);
     let mut with_context = 0;
@@ -136,6 +137,7 @@ async fn main() {
         }
         let last = call.last_byte.expect("the mock finished");
         to_provider.push(call.arrived.saturating_duration_since(sent));
+        to_accept.push(call.accepted.saturating_duration_since(sent));
         to_editor.push(received.saturating_duration_since(last));
         total.push(
             call.arrived.saturating_duration_since(sent) + received.saturating_duration_since(last),
@@ -145,6 +147,7 @@ async fn main() {
         "inline completion on a {LINES}-line file, one keystroke before each (stdio, real binary, mock FIM):"
     );
     report("request → provider call", to_provider);
+    report("(of which: request → connection accepted)", to_accept);
     report("provider's last byte → response", to_editor);
     report("Mira's own time (sum)", total);
     println!("prompts carrying the imported helpers' signatures: {with_context}/{ROUNDS}");

@@ -161,9 +161,11 @@ pub struct Captured {
     pub headers: Vec<(String, String)>,
     pub body: Value,
     pub served: Served,
-    /// When the request's body was read, and when the last byte of the answer was written.
+    /// When the request's body was read, and when the last frame of the answer was written.
     pub arrived: Instant,
     pub last_byte: Option<Instant>,
+    /// When the connection was accepted (before the request was read).
+    pub accepted: Instant,
 }
 
 #[derive(Default)]
@@ -271,6 +273,7 @@ impl MockFim {
     }
 
     async fn serve(&self, mut sock: TcpStream) {
+        let accepted = Instant::now();
         let Some((path, headers, body)) = read_request(&mut sock).await else {
             return;
         };
@@ -290,6 +293,7 @@ impl MockFim {
                 served: Served::Open,
                 arrived: Instant::now(),
                 last_byte: None,
+                accepted,
             });
             let reply = st.script.pop_front().unwrap_or_else(|| {
                 st.violations
@@ -339,6 +343,10 @@ impl MockFim {
 /// Wait `d`, or less if the client closes the connection (read returns 0 or fails: after
 /// its request an HTTP/1.1 client sends nothing, so any read result means it left).
 async fn wait_or_closed(sock: &mut TcpStream, d: Duration) -> bool {
+    if d.is_zero() {
+        // A zero sleep would still wait for the timer's next millisecond tick.
+        return false;
+    }
     let mut b = [0u8; 64];
     tokio::select! {
         _ = tokio::time::sleep(d) => false,
@@ -377,11 +385,12 @@ async fn stream(
             return (Served::Cut, Instant::now());
         }
         let chunk = format!("{:x}\r\n{frame}\r\n", frame.len());
+        // Taken before the write, so a client's time after it is never understated.
+        last_byte = Instant::now();
         if sock.write_all(chunk.as_bytes()).await.is_err() {
             return (Served::ClosedByClient { after: i, of }, Instant::now());
         }
         let _ = sock.flush().await;
-        last_byte = Instant::now();
         if i + 1 < of && wait_or_closed(sock, gap).await {
             return (Served::ClosedByClient { after: i + 1, of }, Instant::now());
         }
