@@ -492,3 +492,47 @@ async fn secrets_in_the_buffer_and_the_key_never_reach_the_provider() {
     );
     assert_eq!(s.shutdown().await, 0);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn keystrokes_within_the_debounce_make_one_provider_call() {
+    let sandbox = Sandbox::new();
+    let mock = MockFim::start(FimWire::Completions).await;
+    mock.push(Reply::text(&["2);"]));
+    let (mut s, _) = start(&sandbox, &mock, json!({"debounce_ms": 300})).await;
+    let uri = sandbox.file_uri("src/main.rs");
+    s.open(&uri, "rust", MAIN).await;
+    // Typing `1, ` one character at a time, each keystroke asking automatically.
+    let mut ids = Vec::new();
+    for (i, c) in ["1", ",", " "].iter().enumerate() {
+        let at = 24 + i as u32;
+        change(&mut s, &uri, i as i32 + 1, 1, at, at, c).await;
+        ids.push(
+            s.request_start(
+                "textDocument/inlineCompletion",
+                inline_params(&uri, 1, at + 1, 2),
+            )
+            .await,
+        );
+    }
+    let last = ids.pop().unwrap();
+    for id in ids {
+        let r = s.response(id).await.expect("answered");
+        assert!(texts(&r).is_empty(), "superseded while debouncing: {r}");
+    }
+    let r = s.response(last).await.expect("answered");
+    assert_eq!(texts(&r), vec!["2);"]);
+    let reqs = mock.requests();
+    assert_eq!(
+        reqs.len(),
+        1,
+        "only the last keystroke reached the provider"
+    );
+    assert!(
+        FimWire::Completions
+            .prompt_of(&reqs[0].body)
+            .ends_with("compute(1, "),
+        "{}",
+        reqs[0].body
+    );
+    assert_eq!(s.shutdown().await, 0);
+}
