@@ -5,6 +5,7 @@
 //! config · documents, project, redact, sensitive.
 
 pub mod agent;
+pub mod complete;
 pub mod config;
 pub mod documents;
 pub mod embed;

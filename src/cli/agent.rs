@@ -316,7 +316,7 @@ pub(crate) fn print_usage(store: &Store, days: u32) -> i32 {
     println!("Usage over the last {days} days");
     if rows.is_empty() {
         println!("  no turns");
-        return 0;
+        return completion_usage(&cx.store, since);
     }
     println!(
         "  {:<12} {:<28} {:>6} {:>12} {:>12} {:>10} {:>10}",
@@ -342,5 +342,36 @@ pub(crate) fn print_usage(store: &Store, days: u32) -> i32 {
         );
     }
     println!("  total cost ${total:.4}");
+    completion_usage(&cx.store, since)
+}
+
+/// Inline completions, apart from chat turns: calls, how many were shown or cancelled.
+fn completion_usage(store: &mira::store::Store, since: i64) -> i32 {
+    let rows = match store.read(|c| mira::complete::usage::usage(c, since)) {
+        Ok(r) => r,
+        Err(e) => return fail((1, e.to_string())),
+    };
+    println!("Completions");
+    if rows.is_empty() {
+        println!("  no completions");
+        return 0;
+    }
+    println!(
+        "  {:<20} {:<28} {:>6} {:>6} {:>9} {:>12} {:>10} {:>10}",
+        "provider", "model", "calls", "shown", "cancelled", "input", "output", "cost"
+    );
+    for r in &rows {
+        println!(
+            "  {:<20} {:<28} {:>6} {:>6} {:>9} {:>12} {:>10} {:>10}",
+            r.provider,
+            r.model,
+            r.calls,
+            r.shown,
+            r.cancelled,
+            r.input_tokens,
+            r.output_tokens,
+            format!("${:.4}", r.cost_usd)
+        );
+    }
     0
 }

@@ -21,6 +21,6 @@ mod watch;
 pub use model::{FileSymbols, Point, RefKind, Reference, Span, Symbol, SymbolKind};
 pub use registry::Lang;
 pub use service::{
-    FocusError, IndexHandle, IndexOptions, IndexProgress, IndexStatus, OutlineNode, Related,
-    SymbolChange, SymbolContext, SymbolInfo, SymbolWatch,
+    FocusError, InReach, IndexHandle, IndexOptions, IndexProgress, IndexStatus, OutlineNode,
+    Related, SymbolChange, SymbolContext, SymbolInfo, SymbolWatch,
 };

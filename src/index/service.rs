@@ -25,9 +25,11 @@ use tokio::sync::{mpsc, oneshot};
 use tower_lsp_server::ls_types::{Position, Range, Uri};
 
 mod focus;
+mod reach;
 pub use focus::{
     FocusError, Related, SymbolChange, SymbolContext, SymbolWatch, file_hashes, symbol_hash,
 };
+pub use reach::InReach;
 
 #[derive(Clone, Debug)]
 pub struct IndexOptions {
@@ -138,6 +140,12 @@ pub(crate) enum Request {
         reply: oneshot::Sender<Option<String>>,
     },
     Watch(SymbolWatch),
+    InReach {
+        uri: Uri,
+        line: u32,
+        limit: usize,
+        reply: oneshot::Sender<Vec<reach::InReach>>,
+    },
     Loaded(Vec<db::StoredFile>),
     Updates(Vec<FileUpdate>),
     ColdDone(Arc<CrawlStats>),
@@ -530,6 +538,14 @@ impl Actor {
                 let _ = reply.send(self.name_at(&uri, position, enc));
             }
             Request::Watch(w) => self.watchers.push(w),
+            Request::InReach {
+                uri,
+                line,
+                limit,
+                reply,
+            } => {
+                let _ = reply.send(self.in_reach(&uri, line, limit));
+            }
             Request::Status { reply } => {
                 self.sync_dirty();
                 let _ = reply.send(IndexStatus {

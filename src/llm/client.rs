@@ -24,7 +24,7 @@ pub struct Client {
 
 /// reqwest is built with `rustls-no-provider`; the ring provider must be installed once per
 /// process before the first client is built.
-fn install_crypto_provider() {
+pub(super) fn install_crypto_provider() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
         // Err means another part of the process installed one first, which is fine.
@@ -312,7 +312,7 @@ fn jitter_unit() -> f64 {
     (x >> 11) as f64 / (1u64 << 53) as f64
 }
 
-fn parse_retry_after(h: &reqwest::header::HeaderMap) -> Option<Duration> {
+pub(super) fn parse_retry_after(h: &reqwest::header::HeaderMap) -> Option<Duration> {
     let get = |name: &str| h.get(name).and_then(|v| v.to_str().ok()).map(str::trim);
     if let Some(ms) = get("retry-after-ms").and_then(|v| v.parse::<f64>().ok()) {
         return Some(Duration::from_secs_f64(ms.max(0.0) / 1000.0));
@@ -325,7 +325,7 @@ fn parse_retry_after(h: &reqwest::header::HeaderMap) -> Option<Duration> {
 
 /// The human part of an error body: `{"error":{"message":..}}` (OpenAI and compatibles),
 /// `{"type":"error","error":{"message":..}}` (Anthropic), or the raw text, shortened.
-fn error_message(body: &str) -> String {
+pub(super) fn error_message(body: &str) -> String {
     #[derive(serde::Deserialize)]
     struct Envelope {
         error: Inner,
@@ -351,7 +351,7 @@ fn error_message(body: &str) -> String {
     }
 }
 
-fn error_chain(e: &dyn std::error::Error) -> String {
+pub(super) fn error_chain(e: &dyn std::error::Error) -> String {
     let mut s = e.to_string();
     let mut source = e.source();
     while let Some(inner) = source {

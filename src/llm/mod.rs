@@ -10,6 +10,7 @@
 mod anthropic;
 mod chat;
 mod client;
+pub mod fim;
 mod openai;
 pub mod price;
 mod redacted;

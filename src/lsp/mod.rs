@@ -5,6 +5,7 @@ mod actions;
 mod capabilities;
 mod chat;
 mod commands;
+mod complete;
 mod editor;
 mod features;
 mod memory;
@@ -46,6 +47,7 @@ pub fn build(options: ServeOptions) -> (LspService<Backend>, ClientSocket) {
         .custom_method(transport::OUT_OF_SYNC, Backend::out_of_sync)
         .custom_method("mira/history", Backend::history)
         .custom_method("mira/context", Backend::context)
+        .custom_method("textDocument/inlineCompletion", Backend::inline_completion)
         .finish()
 }
 

@@ -238,8 +238,12 @@ impl LanguageServer for Backend {
             self.note(MessageType::WARNING, warning);
         }
         super::editor::start(&self.state);
+        let mut capabilities = capabilities::server_capabilities(encoding);
+        if let Some(warning) = super::complete::start(&self.state, &mut capabilities) {
+            self.note(MessageType::WARNING, warning);
+        }
         Ok(InitializeResult {
-            capabilities: capabilities::server_capabilities(encoding),
+            capabilities,
             server_info: Some(ServerInfo {
                 name: "mira".into(),
                 version: Some(env!("CARGO_PKG_VERSION").into()),
@@ -391,6 +395,10 @@ impl LanguageServer for Backend {
 
     async fn execute_command(&self, params: ExecuteCommandParams) -> Result<Option<LSPAny>> {
         super::commands::execute(&self.state, params).await
+    }
+
+    async fn completion(&self, params: CompletionParams) -> Result<Option<CompletionResponse>> {
+        super::complete::completion(&self.state, params).await
     }
 }
 

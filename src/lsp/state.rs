@@ -70,6 +70,8 @@ pub struct ServerState {
     pub editor: super::editor::EditorState,
     /// Set once the store is open (see `lsp::memory::start`).
     memory: OnceLock<MemoryService>,
+    /// Inline completion (`lsp::complete`), when a provider is configured.
+    pub complete: super::complete::CompleteSlot,
 }
 
 impl ServerState {
@@ -94,6 +96,7 @@ impl ServerState {
             index: Default::default(),
             editor: Default::default(),
             memory: OnceLock::new(),
+            complete: Default::default(),
         }
     }
 

@@ -20,6 +20,11 @@ M.defaults = {
   keymaps = false,
   -- where the transcript opens: 'split' (below) or 'vsplit' (right)
   transcript = 'split',
+  -- ghost text from Mira's inline completion (Neovim 0.12+, `vim.lsp.inline_completion`),
+  -- when the server offers it (a `[completion]` provider is configured)
+  inline_completion = true,
+  -- insert-mode key that accepts the ghost text (nil: none; `vim.lsp.inline_completion.get()`)
+  accept_completion = nil,
 }
 
 local new_api = vim.fn.has('nvim-0.11') == 1
@@ -256,6 +261,42 @@ end
 
 -- Setup ---------------------------------------------------------------------------------------
 
+--- Turn on ghost text for `buf` once Mira is up, if this Neovim has it (0.12+) and Mira
+--- advertises `inlineCompletionProvider`. Returns whether it was enabled.
+function M.enable_inline_completion(buf, id, opts)
+  opts = opts or M.options
+  local ic = vim.lsp.inline_completion
+  if not (opts.inline_completion and id and ic and ic.enable) then return false end
+  local c = vim.lsp.get_client_by_id(id)
+  local caps = c and c.server_capabilities
+  if not (caps and caps.inlineCompletionProvider) then return false end
+  ic.enable(true, { bufnr = buf, client_id = id })
+  if opts.accept_completion and ic.get then
+    vim.keymap.set('i', opts.accept_completion, function()
+      if not ic.get() then
+        return vim.api.nvim_replace_termcodes(opts.accept_completion, true, false, true)
+      end
+    end, { buffer = buf, expr = true, desc = 'Mira: accept the completion' })
+  end
+  return true
+end
+
+--- Wait for the client's `initialize` answer without blocking the editor, then enable.
+local function when_ready(buf, id, opts)
+  if not (opts.inline_completion and vim.lsp.inline_completion) then return end
+  local tries = 0
+  local function check()
+    local c = vim.lsp.get_client_by_id(id)
+    if c and c.initialized then
+      M.enable_inline_completion(buf, id, opts)
+    elseif c and tries < 200 then
+      tries = tries + 1
+      vim.defer_fn(check, 50)
+    end
+  end
+  check()
+end
+
 function M.attach(buf, opts)
   opts = opts or M.options
   local name = vim.api.nvim_buf_get_name(buf)
@@ -269,7 +310,9 @@ function M.attach(buf, opts)
     handlers = M.handlers,
   }
   if vim.lsp.start then
-    return vim.lsp.start(config, { bufnr = buf })
+    local id = vim.lsp.start(config, { bufnr = buf })
+    if id then when_ready(buf, id, opts) end
+    return id
   end
   -- 0.7: one client per root, reused across buffers
   M._ids = M._ids or {}

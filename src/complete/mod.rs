@@ -1,0 +1,287 @@
+//! Inline completion (ghost text): the library behind `textDocument/inlineCompletion` and
+//! the opt-in completion popup. Protocol-free: the LSP adapter reads the document, hands a
+//! [`Place`] here and converts the answer.
+//!
+//! One request: language check → cache (re-typed or typed-through prefixes answer at once,
+//! with no provider call) → take the document's flight (a newer request cancels the older
+//! one, whose HTTP stream is dropped) → debounce (automatic triggers) while the context is
+//! gathered (definitions in reach from the index, standing preferences) → one provider call,
+//! no retries → shape the answer (one line inside a line, never the text after the cursor)
+//! → cache it, record usage off the runtime.
+
+pub mod cache;
+pub mod context;
+pub mod flight;
+pub mod provider;
+pub mod shape;
+pub mod usage;
+pub mod window;
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use tower_lsp_server::ls_types::Uri;
+
+use crate::config::{CompletionConfig, Env, Loaded};
+use crate::index::IndexHandle;
+use crate::llm::fim::{FimOutput, FimRequest};
+use crate::store::Store;
+
+pub use provider::{CallError, Provider};
+pub use window::Window;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Trigger {
+    /// While typing: debounced.
+    Automatic,
+    /// The user asked: at once.
+    Invoked,
+}
+
+/// Where to complete, read from the document before any `.await`.
+#[derive(Clone, Debug)]
+pub struct Place {
+    pub uri: Uri,
+    pub language_id: String,
+    pub window: Window,
+    pub trigger: Trigger,
+}
+
+/// Why there is nothing to show. Only `Failed` is worth telling the user.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum NoSuggestion {
+    /// `completion.languages` leaves this language out.
+    Language,
+    /// A newer request for the same document (or a cancel) took over.
+    Superseded,
+    /// Rate limited: completions pause until the server allows more.
+    Paused,
+    /// The model had nothing useful (or only text already after the cursor).
+    Empty,
+    Failed(String),
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Suggestion {
+    pub text: String,
+    pub from_cache: bool,
+}
+
+/// What the completer needs from its surroundings.
+pub struct Sources {
+    pub store: Option<Store>,
+    pub index: Option<IndexHandle>,
+    pub project_root: PathBuf,
+}
+
+pub struct Completer {
+    provider: Provider,
+    cfg: CompletionConfig,
+    cache: Mutex<cache::Cache>,
+    flights: flight::Flights,
+    standing: Arc<context::Standing>,
+    reach: context::Reach,
+    store: Option<Store>,
+    paused_until: Mutex<Option<Instant>>,
+}
+
+impl Completer {
+    /// `Ok(None)` when no completion provider is configured.
+    pub fn from_config(
+        loaded: &Loaded,
+        env: &Env,
+        sources: Sources,
+    ) -> Result<Option<Completer>, String> {
+        let Some(provider) = Provider::resolve(loaded, env)? else {
+            return Ok(None);
+        };
+        Ok(Some(Completer::new(
+            provider,
+            loaded.config.completion.clone(),
+            sources,
+        )))
+    }
+
+    pub fn new(provider: Provider, cfg: CompletionConfig, sources: Sources) -> Completer {
+        Completer {
+            provider,
+            cfg,
+            cache: Default::default(),
+            flights: Default::default(),
+            standing: context::Standing::new(sources.store.clone(), sources.project_root),
+            reach: context::Reach::new(sources.index),
+            store: sources.store,
+            paused_until: Mutex::new(None),
+        }
+    }
+
+    pub fn config(&self) -> &CompletionConfig {
+        &self.cfg
+    }
+
+    pub fn enabled_for(&self, language_id: &str) -> bool {
+        self.cfg.languages.is_empty() || self.cfg.languages.iter().any(|l| l == language_id)
+    }
+
+    /// Complete at `place`. Dropping the future cancels the provider call (the stream closes).
+    pub async fn complete(&self, place: Place) -> Result<Suggestion, NoSuggestion> {
+        if !self.enabled_for(&place.language_id) {
+            return Err(NoSuggestion::Language);
+        }
+        let doc = place.uri.as_str().to_string();
+        let w = &place.window;
+        let cached = self.lock_cache().get(&doc, &w.prefix, &w.suffix);
+        if let Some(text) = cached {
+            return Ok(Suggestion {
+                text,
+                from_cache: true,
+            });
+        }
+        if self.paused() {
+            return Err(NoSuggestion::Paused);
+        }
+        let ticket = self.flights.begin(&doc);
+        let debounce = match place.trigger {
+            Trigger::Automatic => Duration::from_millis(self.cfg.debounce_ms),
+            Trigger::Invoked => Duration::ZERO,
+        };
+        // A zero sleep would still wait for the timer's next millisecond tick.
+        let header = if debounce.is_zero() {
+            self.header(&place).await
+        } else {
+            tokio::join!(self.header(&place), tokio::time::sleep(debounce)).0
+        };
+        if ticket.token.is_cancelled() {
+            return Err(NoSuggestion::Superseded);
+        }
+        let req = FimRequest {
+            header,
+            prefix: w.prefix.clone(),
+            suffix: w.suffix.clone(),
+            max_tokens: self.cfg.max_tokens,
+            single_line: w.mid_line(),
+            file_name: file_name(&place.uri),
+        };
+        let mut guard = UsageGuard::new(self);
+        let out = self.provider.call(&req, &ticket.token).await;
+        let out = match out {
+            Ok(out) => out,
+            Err(CallError::Cancelled) => return Err(NoSuggestion::Superseded),
+            Err(CallError::RateLimited(pause)) => {
+                guard.finish(&FimOutput::default(), usage::Outcome::Error);
+                *self.paused_until.lock().unwrap_or_else(|e| e.into_inner()) =
+                    Some(Instant::now() + pause);
+                return Err(NoSuggestion::Failed(format!(
+                    "the completion server is rate limiting; completions pause for {}s",
+                    pause.as_secs().max(1)
+                )));
+            }
+            Err(CallError::Failed(e)) => {
+                guard.finish(&FimOutput::default(), usage::Outcome::Error);
+                return Err(NoSuggestion::Failed(e));
+            }
+        };
+        let text = shape::shape(&out.text, &w.line_rest, &w.suffix, w.mid_line());
+        if text.trim().is_empty() {
+            guard.finish(&out, usage::Outcome::Empty);
+            return Err(NoSuggestion::Empty);
+        }
+        guard.finish(&out, usage::Outcome::Shown);
+        self.lock_cache().put(&doc, &w.prefix, &w.suffix, &text);
+        Ok(Suggestion {
+            text,
+            from_cache: false,
+        })
+    }
+
+    /// The header for this place: standing preferences and definitions in reach.
+    pub async fn header(&self, place: &Place) -> String {
+        let (standing, reach) = tokio::join!(
+            self.standing.get(),
+            self.reach.get(&place.uri, place.window.line)
+        );
+        context::header(
+            &place.language_id,
+            &standing,
+            &reach,
+            self.cfg.context_tokens,
+        )
+    }
+
+    fn paused(&self) -> bool {
+        let mut p = self.paused_until.lock().unwrap_or_else(|e| e.into_inner());
+        match *p {
+            Some(until) if Instant::now() < until => true,
+            Some(_) => {
+                *p = None;
+                false
+            }
+            None => false,
+        }
+    }
+
+    fn lock_cache(&self) -> std::sync::MutexGuard<'_, cache::Cache> {
+        self.cache.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Calls in flight now (one per document at most).
+    pub fn in_flight(&self) -> usize {
+        self.flights.len()
+    }
+}
+
+fn file_name(uri: &Uri) -> String {
+    uri.as_str()
+        .rsplit('/')
+        .next()
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// Records the call when it ends; a call dropped midway (superseded, `$/cancelRequest`)
+/// is recorded as cancelled.
+struct UsageGuard<'a> {
+    completer: &'a Completer,
+    done: bool,
+}
+
+impl<'a> UsageGuard<'a> {
+    fn new(completer: &'a Completer) -> Self {
+        UsageGuard {
+            completer,
+            done: false,
+        }
+    }
+
+    fn finish(&mut self, out: &FimOutput, outcome: usage::Outcome) {
+        self.done = true;
+        self.record(out, outcome);
+    }
+
+    fn record(&self, out: &FimOutput, outcome: usage::Outcome) {
+        let Some(store) = &self.completer.store else {
+            return;
+        };
+        let p = &self.completer.provider;
+        usage::record(
+            store,
+            usage::Call {
+                provider: p.name.to_string(),
+                model: p.model.clone(),
+                input_tokens: out.usage.input_tokens,
+                output_tokens: out.usage.output_tokens,
+                cost_usd: p.cost(&out.usage),
+                outcome,
+            },
+        );
+    }
+}
+
+impl Drop for UsageGuard<'_> {
+    fn drop(&mut self) {
+        if !self.done {
+            self.record(&FimOutput::default(), usage::Outcome::Cancelled);
+        }
+    }
+}

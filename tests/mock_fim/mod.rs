@@ -1,0 +1,493 @@
+//! A scripted fill-in-the-middle server for tests and the completion bench: real HTTP/1.1 on
+//! 127.0.0.1 speaking each FIM wire format Mira uses — OpenAI-compatible `/v1/completions`
+//! (SSE, `choices[].text`), Codestral `/v1/fim/completions` (SSE, `choices[].delta.content`),
+//! llama.cpp `/infill` (SSE, `content`/`stop`) and Ollama `/api/generate` (NDJSON) — with
+//! delays, cut streams and HTTP errors.
+//!
+//! It watches each connection while it streams: a client that closes before the body is
+//! finished is recorded ([`Served::ClosedByClient`]), which is how tests prove a cancelled
+//! completion stops paying for tokens.
+#![allow(dead_code)]
+
+use std::collections::VecDeque;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FimWire {
+    Completions,
+    Codestral,
+    Infill,
+    Ollama,
+}
+
+impl FimWire {
+    pub const ALL: [FimWire; 4] = [
+        FimWire::Completions,
+        FimWire::Codestral,
+        FimWire::Infill,
+        FimWire::Ollama,
+    ];
+
+    /// The `completion.provider` value that speaks this wire.
+    pub fn provider(self) -> &'static str {
+        match self {
+            FimWire::Completions => "openai-completions",
+            FimWire::Codestral => "codestral",
+            FimWire::Infill => "llama-cpp",
+            FimWire::Ollama => "ollama",
+        }
+    }
+
+    pub fn path(self) -> &'static str {
+        match self {
+            FimWire::Completions => "/v1/completions",
+            FimWire::Codestral => "/v1/fim/completions",
+            FimWire::Infill => "/infill",
+            FimWire::Ollama => "/api/generate",
+        }
+    }
+
+    fn ndjson(self) -> bool {
+        self == FimWire::Ollama
+    }
+
+    /// The text-before-the-cursor field of a request body (context header included).
+    pub fn prompt_of(self, body: &Value) -> String {
+        match self {
+            FimWire::Infill => format!(
+                "{}{}",
+                body["input_extra"][0]["text"].as_str().unwrap_or_default(),
+                body["input_prefix"].as_str().unwrap_or_default()
+            ),
+            _ => body["prompt"].as_str().unwrap_or_default().to_string(),
+        }
+    }
+
+    pub fn suffix_of(self, body: &Value) -> String {
+        let key = if self == FimWire::Infill {
+            "input_suffix"
+        } else {
+            "suffix"
+        };
+        body[key].as_str().unwrap_or_default().to_string()
+    }
+}
+
+#[derive(Clone, Debug)]
+pub enum Reply {
+    Stream {
+        parts: Vec<String>,
+        first_byte_delay: Duration,
+        gap: Duration,
+        /// Drop the connection after this many parts (a broken stream).
+        cut_after: Option<usize>,
+    },
+    Status {
+        code: u16,
+        retry_after: Option<String>,
+    },
+}
+
+impl Reply {
+    pub fn text(parts: &[&str]) -> Reply {
+        Reply::Stream {
+            parts: parts.iter().map(|s| s.to_string()).collect(),
+            first_byte_delay: Duration::ZERO,
+            gap: Duration::from_millis(1),
+            cut_after: None,
+        }
+    }
+
+    /// Many parts, slowly: a stream that takes `n × gap` to finish.
+    pub fn slow(n: usize, gap: Duration) -> Reply {
+        Reply::Stream {
+            parts: (0..n).map(|i| format!("t{i} ")).collect(),
+            first_byte_delay: Duration::ZERO,
+            gap,
+            cut_after: None,
+        }
+    }
+
+    pub fn status(code: u16, retry_after: Option<&str>) -> Reply {
+        Reply::Status {
+            code,
+            retry_after: retry_after.map(str::to_string),
+        }
+    }
+
+    pub fn delayed(mut self, d: Duration) -> Reply {
+        if let Reply::Stream {
+            first_byte_delay, ..
+        } = &mut self
+        {
+            *first_byte_delay = d;
+        }
+        self
+    }
+
+    pub fn cut_after(mut self, n: usize) -> Reply {
+        if let Reply::Stream { cut_after, .. } = &mut self {
+            *cut_after = Some(n);
+        }
+        self
+    }
+}
+
+/// How the server's side of one request ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Served {
+    /// Still streaming.
+    Open,
+    Finished,
+    /// The client closed the connection after `after` of `of` parts.
+    ClosedByClient {
+        after: usize,
+        of: usize,
+    },
+    /// The script cut the stream on purpose.
+    Cut,
+    Status(u16),
+}
+
+#[derive(Clone, Debug)]
+pub struct Captured {
+    pub path: String,
+    pub headers: Vec<(String, String)>,
+    pub body: Value,
+    pub served: Served,
+    /// When the request's body was read, and when the last frame of the answer was written.
+    pub arrived: Instant,
+    pub last_byte: Option<Instant>,
+    /// When the connection was accepted (before the request was read).
+    pub accepted: Instant,
+}
+
+#[derive(Default)]
+struct State {
+    script: VecDeque<Reply>,
+    requests: Vec<Captured>,
+    violations: Vec<String>,
+}
+
+#[derive(Clone)]
+pub struct MockFim {
+    pub addr: SocketAddr,
+    pub wire: FimWire,
+    state: Arc<Mutex<State>>,
+}
+
+impl MockFim {
+    pub async fn start(wire: FimWire) -> MockFim {
+        let listener = TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind loopback");
+        let addr = listener.local_addr().unwrap();
+        let mock = MockFim {
+            addr,
+            wire,
+            state: Default::default(),
+        };
+        let m = mock.clone();
+        tokio::spawn(async move {
+            while let Ok((sock, _)) = listener.accept().await {
+                let m = m.clone();
+                tokio::spawn(async move { m.serve(sock).await });
+            }
+        });
+        mock
+    }
+
+    /// On its own thread and runtime, for benches and blocking tests.
+    pub fn start_in_background(wire: FimWire) -> MockFim {
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap();
+            rt.block_on(async move {
+                tx.send(MockFim::start(wire).await).unwrap();
+                std::future::pending::<()>().await;
+            });
+        });
+        rx.recv().expect("mock FIM server started")
+    }
+
+    /// `completion.base_url` for this server.
+    pub fn base_url(&self) -> String {
+        match self.wire {
+            FimWire::Completions | FimWire::Codestral => format!("http://{}/v1", self.addr),
+            FimWire::Infill | FimWire::Ollama => format!("http://{}", self.addr),
+        }
+    }
+
+    pub fn push(&self, reply: Reply) -> &Self {
+        self.state.lock().unwrap().script.push_back(reply);
+        self
+    }
+
+    pub fn requests(&self) -> Vec<Captured> {
+        self.state.lock().unwrap().requests.clone()
+    }
+
+    pub fn violations(&self) -> Vec<String> {
+        self.state.lock().unwrap().violations.clone()
+    }
+
+    /// Wait (up to 10 s) until `n` requests arrived.
+    pub async fn wait_requests(&self, n: usize) -> Vec<Captured> {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let r = self.requests();
+            if r.len() >= n || Instant::now() > deadline {
+                return r;
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    }
+
+    /// Wait (up to 10 s) until request `i` is no longer being served; its outcome.
+    pub async fn wait_served(&self, i: usize) -> Served {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let s = self.requests().get(i).map(|c| c.served);
+            match s {
+                Some(Served::Open) | None if Instant::now() < deadline => {
+                    tokio::time::sleep(Duration::from_millis(5)).await
+                }
+                other => return other.unwrap_or(Served::Open),
+            }
+        }
+    }
+
+    fn set_served(&self, i: usize, served: Served, last_byte: Instant) {
+        let mut st = self.state.lock().unwrap();
+        st.requests[i].served = served;
+        st.requests[i].last_byte = Some(last_byte);
+    }
+
+    async fn serve(&self, mut sock: TcpStream) {
+        let accepted = Instant::now();
+        let Some((path, headers, body)) = read_request(&mut sock).await else {
+            return;
+        };
+        let (i, reply) = {
+            let mut st = self.state.lock().unwrap();
+            if path != self.wire.path() {
+                let msg = format!("request to {path} (expected {})", self.wire.path());
+                st.violations.push(msg);
+            }
+            if body["stream"] != json!(true) {
+                st.violations.push("stream is not true".into());
+            }
+            st.requests.push(Captured {
+                path,
+                headers,
+                body,
+                served: Served::Open,
+                arrived: Instant::now(),
+                last_byte: None,
+                accepted,
+            });
+            let reply = st.script.pop_front().unwrap_or_else(|| {
+                st.violations
+                    .push("a request arrived after the script ran out".into());
+                Reply::status(599, None)
+            });
+            (st.requests.len() - 1, reply)
+        };
+        match reply {
+            Reply::Status { code, retry_after } => {
+                let body = json!({"error": {"message": format!("mock says {code}")}}).to_string();
+                let mut head = format!(
+                    "HTTP/1.1 {code} Mock\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n",
+                    body.len()
+                );
+                if let Some(r) = retry_after {
+                    head.push_str(&format!("retry-after: {r}\r\n"));
+                }
+                head.push_str("\r\n");
+                let _ = sock.write_all(head.as_bytes()).await;
+                let _ = sock.write_all(body.as_bytes()).await;
+                let _ = sock.shutdown().await;
+                self.set_served(i, Served::Status(code), Instant::now());
+            }
+            Reply::Stream {
+                parts,
+                first_byte_delay,
+                gap,
+                cut_after,
+            } => {
+                let frames = render(self.wire, &parts);
+                let (served, last_byte) = stream(
+                    &mut sock,
+                    &frames,
+                    first_byte_delay,
+                    gap,
+                    cut_after,
+                    self.wire.ndjson(),
+                )
+                .await;
+                self.set_served(i, served, last_byte);
+            }
+        }
+    }
+}
+
+/// Wait `d`, or less if the client closes the connection (read returns 0 or fails: after
+/// its request an HTTP/1.1 client sends nothing, so any read result means it left).
+async fn wait_or_closed(sock: &mut TcpStream, d: Duration) -> bool {
+    if d.is_zero() {
+        // A zero sleep would still wait for the timer's next millisecond tick.
+        return false;
+    }
+    let mut b = [0u8; 64];
+    tokio::select! {
+        _ = tokio::time::sleep(d) => false,
+        r = sock.read(&mut b) => matches!(r, Ok(0) | Err(_)),
+    }
+}
+
+async fn stream(
+    sock: &mut TcpStream,
+    frames: &[String],
+    first_byte_delay: Duration,
+    gap: Duration,
+    cut_after: Option<usize>,
+    ndjson: bool,
+) -> (Served, Instant) {
+    let of = frames.len();
+    if wait_or_closed(sock, first_byte_delay).await {
+        return (Served::ClosedByClient { after: 0, of }, Instant::now());
+    }
+    let ctype = if ndjson {
+        "application/x-ndjson"
+    } else {
+        "text/event-stream"
+    };
+    let head = format!(
+        "HTTP/1.1 200 OK\r\ncontent-type: {ctype}\r\ntransfer-encoding: chunked\r\nconnection: close\r\n\r\n"
+    );
+    if sock.write_all(head.as_bytes()).await.is_err() {
+        return (Served::ClosedByClient { after: 0, of }, Instant::now());
+    }
+    // When the last frame of the answer left: what a client waits for.
+    let mut last_byte = Instant::now();
+    for (i, frame) in frames.iter().enumerate() {
+        if cut_after == Some(i) {
+            let _ = sock.flush().await;
+            return (Served::Cut, Instant::now());
+        }
+        let chunk = format!("{:x}\r\n{frame}\r\n", frame.len());
+        // Taken before the write, so a client's time after it is never understated.
+        last_byte = Instant::now();
+        if sock.write_all(chunk.as_bytes()).await.is_err() {
+            return (Served::ClosedByClient { after: i, of }, Instant::now());
+        }
+        let _ = sock.flush().await;
+        if i + 1 < of && wait_or_closed(sock, gap).await {
+            return (Served::ClosedByClient { after: i + 1, of }, Instant::now());
+        }
+    }
+    let _ = sock.write_all(b"0\r\n\r\n").await;
+    let _ = sock.shutdown().await;
+    (Served::Finished, last_byte)
+}
+
+/// The frames of one answer in `wire`'s format, usage on the last.
+pub fn render(wire: FimWire, parts: &[String]) -> Vec<String> {
+    let sse = |v: Value| format!("data: {v}\n\n");
+    let n = parts.len();
+    let mut out = Vec::new();
+    match wire {
+        FimWire::Completions => {
+            for p in parts {
+                out.push(sse(
+                    json!({"id": "cmpl-1", "object": "text_completion", "model": "mock",
+                    "choices": [{"index": 0, "text": p, "finish_reason": null}]}),
+                ));
+            }
+            out.push(sse(
+                json!({"id": "cmpl-1", "object": "text_completion", "model": "mock",
+                "choices": [{"index": 0, "text": "", "finish_reason": "stop"}]}),
+            ));
+            out.push(sse(json!({"id": "cmpl-1", "object": "text_completion", "model": "mock",
+                "choices": [], "usage": {"prompt_tokens": 300, "completion_tokens": n, "total_tokens": 300 + n}})));
+            out.push("data: [DONE]\n\n".into());
+        }
+        FimWire::Codestral => {
+            for p in parts {
+                out.push(sse(json!({"id": "c1", "object": "chat.completion.chunk", "model": "codestral-latest",
+                    "choices": [{"index": 0, "delta": {"content": p}, "finish_reason": null}]})));
+            }
+            out.push(sse(
+                json!({"id": "c1", "object": "chat.completion.chunk", "model": "codestral-latest",
+                "choices": [{"index": 0, "delta": {"content": ""}, "finish_reason": "stop"}],
+                "usage": {"prompt_tokens": 300, "completion_tokens": n, "total_tokens": 300 + n}}),
+            ));
+            out.push("data: [DONE]\n\n".into());
+        }
+        FimWire::Infill => {
+            for p in parts {
+                out.push(sse(json!({"content": p, "stop": false})));
+            }
+            out.push(sse(json!({"content": "", "stop": true, "tokens_predicted": n, "tokens_evaluated": 300})));
+        }
+        FimWire::Ollama => {
+            for p in parts {
+                out.push(format!(
+                    "{}\n",
+                    json!({"model": "mock", "response": p, "done": false})
+                ));
+            }
+            out.push(format!(
+                "{}\n",
+                json!({"model": "mock", "response": "", "done": true,
+                "prompt_eval_count": 300, "eval_count": n})
+            ));
+        }
+    }
+    out
+}
+
+async fn read_request(sock: &mut TcpStream) -> Option<(String, Vec<(String, String)>, Value)> {
+    let mut buf = Vec::new();
+    let mut tmp = [0u8; 8192];
+    let header_end = loop {
+        let n = sock.read(&mut tmp).await.ok()?;
+        if n == 0 {
+            return None;
+        }
+        buf.extend_from_slice(&tmp[..n]);
+        if let Some(p) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+            break p + 4;
+        }
+    };
+    let head = String::from_utf8_lossy(&buf[..header_end]).to_string();
+    let mut lines = head.split("\r\n");
+    let path = lines.next()?.split(' ').nth(1)?.to_string();
+    let headers: Vec<(String, String)> = lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_string()))
+        .collect();
+    let len: usize = headers
+        .iter()
+        .find(|(k, _)| k == "content-length")
+        .and_then(|(_, v)| v.parse().ok())
+        .unwrap_or(0);
+    while buf.len() < header_end + len {
+        let n = sock.read(&mut tmp).await.ok()?;
+        if n == 0 {
+            break;
+        }
+        buf.extend_from_slice(&tmp[..n]);
+    }
+    let body = serde_json::from_slice(&buf[header_end..]).unwrap_or(Value::Null);
+    Some((path, headers, body))
+}
