@@ -241,6 +241,7 @@ fn read_standing(store: &Store, root: &std::path::Path) -> Vec<String> {
                 include_inactive: false,
                 kind: Some(kind),
                 limit: STANDING_MAX,
+                ..Default::default()
             };
             all.extend(memories::list(conn, &filter).unwrap_or_default());
         }

@@ -201,6 +201,7 @@ impl MiraMcp {
                 .transpose()
                 .map_err(|e| McpError::invalid_params(e.to_string(), None))?,
             limit: a.limit.unwrap_or(50).clamp(1, 500) as usize,
+            ..Default::default()
         };
         let scope = ProjectRef {
             root: project.root.clone(),
