@@ -316,7 +316,7 @@ pub(crate) fn print_usage(store: &Store, days: u32) -> i32 {
     println!("Usage over the last {days} days");
     if rows.is_empty() {
         println!("  no turns");
-        return completion_usage(&cx.store, since);
+        return completion_usage(store, since);
     }
     println!(
         "  {:<12} {:<28} {:>6} {:>12} {:>12} {:>10} {:>10}",
@@ -342,7 +342,7 @@ pub(crate) fn print_usage(store: &Store, days: u32) -> i32 {
         );
     }
     println!("  total cost ${total:.4}");
-    completion_usage(&cx.store, since)
+    completion_usage(store, since)
 }
 
 /// Inline completions, apart from chat turns: calls, how many were shown or cancelled.
