@@ -68,15 +68,19 @@ pub fn detect(start: &Path) -> Project {
             })
         });
     let (root, detection) = found.unwrap_or((dir, Detection::StartDirectory));
-    let name = root
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "/".into());
+    let name = folder_name(&root);
     Project {
         root,
         name,
         detection,
     }
+}
+
+/// A folder's name as Mira shows it (`/` for the file-system root).
+pub fn folder_name(root: &Path) -> String {
+    root.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "/".into())
 }
 
 fn closest(dir: &Path, is_root: impl Fn(&Path) -> bool) -> Option<PathBuf> {

@@ -77,14 +77,28 @@ const SNIPPETS: &[&str] = &[
 
 #[derive(Debug, Clone)]
 enum Op {
-    Insert { at: usize, snippet: usize },
-    Delete { at: usize, len: usize },
+    Insert {
+        at: usize,
+        snippet: usize,
+    },
+    Delete {
+        at: usize,
+        len: usize,
+    },
+    /// Typing near the end of the file, where people add new code: `back` characters
+    /// before the end (kept under 200).
+    InsertNearEnd {
+        back: usize,
+        snippet: usize,
+    },
 }
 
 fn op() -> impl Strategy<Value = Op> {
     prop_oneof![
         (any::<usize>(), 0..SNIPPETS.len()).prop_map(|(at, snippet)| Op::Insert { at, snippet }),
         (any::<usize>(), 1usize..24).prop_map(|(at, len)| Op::Delete { at, len }),
+        (0usize..200, 0..SNIPPETS.len())
+            .prop_map(|(back, snippet)| Op::InsertNearEnd { back, snippet }),
     ]
 }
 
@@ -106,6 +120,10 @@ fn run(file: &str, base: &str, ops: &[Op]) {
             Op::Delete { at, len } => {
                 let c = at % (chars + 1);
                 (c, (c + len).min(chars), "")
+            }
+            Op::InsertNearEnd { back, snippet } => {
+                let c = chars.saturating_sub(*back);
+                (c, c, SNIPPETS[*snippet])
             }
         };
         let range = Range {
@@ -394,4 +412,94 @@ fn editing_jsdoc_above_a_method_in_a_big_class_updates_its_doc() {
     let end = at + src[at..].find("*/").unwrap() + 2;
     let live = edit_bytes("a.js", &src, &[(at, end, "")]);
     assert_eq!(doc_of(&live, "m150"), None);
+}
+
+/// A new function typed character by character where people add code (the start, the
+/// middle, the end of a big file): after every keystroke the symbols equal a full walk of
+/// the same tree, and none re-walks the file (an unclosed `{` makes tree-sitter report the
+/// whole file changed; Mira re-walks only the root children it could not keep).
+#[test]
+fn typing_a_new_function_anywhere_matches_a_full_walk_and_walks_little() {
+    let cases: [(&str, String, &str); 3] = [
+        (
+            "a.rs",
+            big_rust_file(),
+            "\n/// Adds.\npub fn added(a: u32, b: u32) -> u32 {\n    a + b\n}\n",
+        ),
+        (
+            "a.py",
+            big_python(),
+            "\ndef added(a, b):\n    \"\"\"Adds.\"\"\"\n    return a + b\n",
+        ),
+        (
+            "a.ts",
+            big_ts_file(),
+            "\n/** Adds. */\nexport function added(a: number): number {\n  return a;\n}\n",
+        ),
+    ];
+    for (file, src, snippet) in cases {
+        let lang = Lang::for_path(Path::new(file)).unwrap();
+        let boundaries: Vec<usize> = src.match_indices("\n\n").map(|(i, _)| i + 1).collect();
+        let places = [
+            ("start", boundaries[0]),
+            ("middle", boundaries[boundaries.len() / 2]),
+            ("end", src.len()),
+        ];
+        for (place, at) in places {
+            let mut doc = Document::new(&src, 1, "x");
+            let mut live = OpenDoc::open(lang, 1, doc.rope().clone()).unwrap();
+            let mut offset = at;
+            let mut most = 0;
+            for (v, ch) in snippet.chars().enumerate() {
+                let pos = byte_to_position(doc.rope(), offset, PositionEncoding::Utf8);
+                let s = ch.to_string();
+                let edit = doc.apply_change(Some(Range::new(pos, pos)), &s, PositionEncoding::Utf8);
+                if let UpdateKind::Spliced { walked_bytes } =
+                    live.apply(v as i32 + 2, &[edit], doc.rope().clone())
+                {
+                    most = most.max(walked_bytes);
+                }
+                offset += s.len();
+                assert_eq!(
+                    live.symbols,
+                    extract(lang, live.tree(), live.text()),
+                    "{file}, {place}, after typing {:?}",
+                    &snippet[..snippet
+                        .char_indices()
+                        .nth(v + 1)
+                        .map_or(snippet.len(), |(i, _)| i)]
+                );
+            }
+            assert!(
+                live.symbols.symbols.iter().any(|s| s.name == "added"),
+                "{file}, {place}: the new function is not among the symbols"
+            );
+            if place == "end" {
+                assert!(
+                    most < 4096,
+                    "{file}: typing at the end re-walked {most} bytes"
+                );
+            }
+        }
+    }
+}
+
+fn big_rust_file() -> String {
+    let mut s = String::from("use std::fmt;\n\n");
+    for i in 0..400 {
+        s.push_str(&format!(
+            "/// Doc {i}.\n#[inline]\npub fn f{i}(a: u32) -> u32 {{\n    a + {i}\n}}\n\nimpl fmt::Debug for T{i} {{\n    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {{ Ok(()) }}\n}}\n\n"
+        ));
+    }
+    s
+}
+
+fn big_ts_file() -> String {
+    let mut s = String::from("import { x } from './x';\n\n");
+    for i in 0..400 {
+        s.push_str(&format!(
+            "/** f{i} */\nexport const f{i} = (a: number) => a + {i};\n\nexport class C{i} {{\n  m(): number {{ return {i}; }}\n}}\n\n"
+        ));
+    }
+    s
 }

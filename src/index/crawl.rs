@@ -55,6 +55,37 @@ impl CrawlOptions {
     }
 }
 
+/// Symlinks are followed once: a link whose target is inside the root (walked anyway), holds
+/// the root (a loop), or lies inside a directory already reached through another link is
+/// not followed.
+struct LinkedDirs {
+    root: PathBuf,
+    seen: std::sync::Mutex<HashSet<PathBuf>>,
+}
+
+impl LinkedDirs {
+    fn new(root: &Path) -> LinkedDirs {
+        LinkedDirs {
+            root: std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf()),
+            seen: std::sync::Mutex::new(HashSet::new()),
+        }
+    }
+
+    fn follow(&self, link: &Path, is_dir: bool) -> bool {
+        let Ok(target) = std::fs::canonicalize(link) else {
+            return false;
+        };
+        if target.starts_with(&self.root) || self.root.starts_with(&target) {
+            return false;
+        }
+        let mut seen = self.seen.lock().unwrap_or_else(|e| e.into_inner());
+        if seen.iter().any(|s| target.starts_with(s)) {
+            return false;
+        }
+        !is_dir || seen.insert(target)
+    }
+}
+
 /// Why a file was not indexed.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum SkipReason {
@@ -192,12 +223,16 @@ pub fn crawl(
     let mut candidates = Vec::new();
     let mut seen = HashSet::new();
     let mut walk = ignore::WalkBuilder::new(root);
-    walk.require_git(false).follow_links(false);
+    walk.require_git(false).follow_links(true);
     // Sensitive files (.env, keys, .miraignore matches) are never indexed, so neither symbols
     // nor code search ever hold them; once indexed and now sensitive, they count as gone.
     let sensitive = sensitive_rules(root);
+    let links = LinkedDirs::new(root);
     walk.filter_entry(move |e| {
         let is_dir = e.file_type().is_some_and(|t| t.is_dir());
+        if e.path_is_symlink() && !links.follow(e.path(), is_dir) {
+            return false;
+        }
         let hit = if is_dir {
             sensitive.is_sensitive_dir(e.path())
         } else {

@@ -154,6 +154,12 @@ impl Walker<'_> {
     }
 
     fn push_def(&mut self, def: Def<'_>, depth: usize, opens_scope: bool) {
+        // A definition of no text is the parser's placeholder for a missing node (error
+        // recovery): nothing a user can look up, and at a region's edge it would be counted
+        // both as kept and as re-walked.
+        if def.node.start_byte() == def.node.end_byte() {
+            return;
+        }
         let spec = self.lang.spec();
         let sep = spec.separator();
         let name = def

@@ -70,6 +70,50 @@ fn input_edit(e: &TextEdit) -> InputEdit {
     }
 }
 
+/// The byte span (new coordinates) of the new root's children that did not come through
+/// the edit unchanged, together with the edit itself. A child counts as unchanged when the
+/// old (already edited) root had a child of the same kind over the same bytes that the edit
+/// did not touch, and neither holds a parse error: the same error-free text parsed as the
+/// same kind is the same subtree, so its symbols are the old ones shifted. (Subtree ids are
+/// no help: tree-sitter stores small nodes such as comments inline and re-creates them.)
+/// Extraction reads nothing above a root child but its preceding siblings, which the
+/// caller's doc rule covers. `None` when a root has no children.
+fn not_reused(old: &Tree, new: &Tree, e: &TextEdit) -> Option<(usize, usize)> {
+    type Key = (u16, usize, usize);
+    fn keys(root: Node<'_>, keep: impl Fn(&Node<'_>) -> bool) -> Vec<(Key, bool)> {
+        let mut cursor = root.walk();
+        root.children(&mut cursor)
+            .map(|c| ((c.kind_id(), c.start_byte(), c.end_byte()), keep(&c)))
+            .collect()
+    }
+    let (old_root, new_root) = (old.root_node(), new.root_node());
+    if old_root.child_count() == 0 || new_root.child_count() == 0 {
+        return None;
+    }
+    let old_keys = keys(old_root, |c| !c.has_changes() && !c.has_error());
+    let new_keys = keys(new_root, |c| !c.has_error());
+    let keepable = |keys: &[(Key, bool)]| -> std::collections::HashSet<Key> {
+        keys.iter().filter(|(_, ok)| *ok).map(|(k, _)| *k).collect()
+    };
+    let (in_old, in_new) = (keepable(&old_keys), keepable(&new_keys));
+    let (mut lo, mut hi) = (e.start_byte, e.new_end_byte);
+    // A new child that is not an old one, and an old child that is gone (its text now
+    // belongs to a comment or an error that swallowed it): both are what changed.
+    let changed = new_keys
+        .iter()
+        .filter(|(k, ok)| !(*ok && in_old.contains(k)))
+        .chain(
+            old_keys
+                .iter()
+                .filter(|(k, ok)| !(*ok && in_new.contains(k))),
+        );
+    for ((_, start, end), _) in changed {
+        lo = lo.min(*start);
+        hi = hi.max(*end);
+    }
+    Some((lo, hi))
+}
+
 fn root_items(tree: &Tree) -> Vec<(usize, usize)> {
     let root = tree.root_node();
     let mut cursor = root.walk();
@@ -140,6 +184,16 @@ impl OpenDoc {
         for r in self.tree.changed_ranges(new) {
             lo = lo.min(r.start_byte);
             hi = hi.max(r.end_byte);
+        }
+        if hi - lo > NARROW_ABOVE {
+            // An unclosed `{` or string turns the root into an ERROR node whose children
+            // are the same items as before: tree-sitter then reports the whole file as
+            // changed. What really changed are the root's children it did not reuse.
+            if let Some((a, b)) = not_reused(&self.tree, new, e) {
+                if b - a < hi - lo {
+                    (lo, hi) = (a, b);
+                }
+            }
         }
         let (r_lo, r_hi) = (lo, hi);
         // Grow it to whole top-level items of both trees until stable, so no symbol is

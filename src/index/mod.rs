@@ -5,6 +5,7 @@ pub mod crawl;
 pub mod db;
 pub mod extract;
 pub mod fuzzy;
+mod ignores;
 pub mod language;
 pub mod languages;
 pub mod live;

@@ -95,8 +95,19 @@ pub struct IndexStatus {
     pub files: usize,
     pub symbols: usize,
     pub open_documents: usize,
+    /// Every indexed folder finished its cold index.
     pub cold_index_done: bool,
-    pub last_stats: Option<Arc<CrawlStats>>,
+    /// The latest crawl of each indexed folder (the project's first), once it finished.
+    pub roots: Vec<(PathBuf, Arc<CrawlStats>)>,
+}
+
+impl IndexStatus {
+    /// Files left out (too large, binary, minified, unreadable), with their folder.
+    pub fn skipped(&self) -> impl Iterator<Item = (&Path, &crawl::Skipped)> {
+        self.roots
+            .iter()
+            .flat_map(|(root, s)| s.skipped.iter().map(move |k| (root.as_path(), k)))
+    }
 }
 
 pub(crate) enum Request {
@@ -148,7 +159,20 @@ pub(crate) enum Request {
     },
     Loaded(Vec<db::StoredFile>),
     Updates(Vec<FileUpdate>),
-    ColdDone(Arc<CrawlStats>),
+    ColdDone {
+        root: PathBuf,
+        stats: Arc<CrawlStats>,
+    },
+    /// Another workspace folder: its disk worker now runs (keys are absolute paths).
+    AddedRoot(PathBuf),
+    /// A workspace folder went away: its files leave the table (open buffers stay).
+    RemovedRoot(PathBuf),
+}
+
+/// One indexed folder's disk worker, as the handle controls it.
+struct RootWorker {
+    work: std::sync::mpsc::Sender<watch::DiskWork>,
+    shutdown: Arc<AtomicBool>,
 }
 
 /// A cheap, cloneable handle; all queries are answered by the actor in event order.
@@ -156,6 +180,28 @@ pub(crate) enum Request {
 pub struct IndexHandle {
     tx: mpsc::UnboundedSender<Request>,
     reindex: std::sync::mpsc::Sender<watch::DiskWork>,
+    /// What starting another folder needs, and the folders started so far.
+    folders: Arc<std::sync::Mutex<Folders>>,
+}
+
+struct Folders {
+    store: Store,
+    /// The project's options; another folder gets the same with its own root and name.
+    base: IndexOptions,
+    extra: HashMap<PathBuf, RootWorker>,
+}
+
+/// Why a workspace folder is not indexed on its own.
+#[derive(Debug, PartialEq, Eq, thiserror::Error)]
+pub enum FolderError {
+    #[error("{0} is already indexed")]
+    AlreadyIndexed(PathBuf),
+    #[error("{0} is inside the indexed folder {1}")]
+    Inside(PathBuf, PathBuf),
+    #[error("{0} contains the indexed folder {1}; open it as its own window to index it")]
+    Contains(PathBuf, PathBuf),
+    #[error("{0} is not a directory")]
+    NotADirectory(PathBuf),
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -235,9 +281,88 @@ impl IndexHandle {
         self.ask(|reply| Request::Status { reply }).await
     }
 
-    /// Re-crawls the project (`mira.reindex`); progress arrives like the cold index's.
+    /// Re-crawls the project and every other folder (`mira.reindex`); the project's
+    /// progress arrives like the cold index's.
     pub fn reindex(&self) {
         let _ = self.reindex.send(watch::DiskWork::Crawl);
+        for w in self.lock_folders().extra.values() {
+            let _ = w.work.send(watch::DiskWork::Crawl);
+        }
+    }
+
+    fn lock_folders(&self) -> std::sync::MutexGuard<'_, Folders> {
+        self.folders.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Indexes another workspace folder beside the project (crawl, watcher, live edits);
+    /// its symbols answer workspace/symbol and definition like the project's. A folder
+    /// nested in (or holding) one already indexed is refused: its files would count twice.
+    pub fn add_folder(&self, root: &Path) -> Result<(), FolderError> {
+        let root = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
+        if !root.is_dir() {
+            return Err(FolderError::NotADirectory(root));
+        }
+        let mut f = self.lock_folders();
+        let indexed = std::iter::once(&f.base.root).chain(f.extra.keys());
+        for r in indexed {
+            if *r == root {
+                return Err(FolderError::AlreadyIndexed(root));
+            }
+            if root.starts_with(r) {
+                return Err(FolderError::Inside(root, r.clone()));
+            }
+            if r.starts_with(&root) {
+                return Err(FolderError::Contains(root, r.clone()));
+            }
+        }
+        let opts = IndexOptions {
+            project_name: crate::project::folder_name(&root),
+            root: root.clone(),
+            ..f.base.clone()
+        };
+        let (work_tx, work) = std::sync::mpsc::channel();
+        let shutdown = Arc::new(AtomicBool::new(false));
+        let _ = self.tx.send(Request::AddedRoot(root.clone()));
+        // Only the project's crawl shows progress; another folder's failures go to the log.
+        let (progress, _) = mpsc::unbounded_channel();
+        watch::start_disk_worker(watch::DiskWorkerSpec {
+            store: f.store.clone(),
+            opts,
+            keys: watch::Keys::Absolute,
+            actor: self.tx.clone(),
+            work,
+            work_tx: work_tx.clone(),
+            progress,
+            shutdown: shutdown.clone(),
+        });
+        f.extra.insert(
+            root,
+            RootWorker {
+                work: work_tx,
+                shutdown,
+            },
+        );
+        Ok(())
+    }
+
+    /// Stops indexing a folder [`add_folder`](Self::add_folder) started; its files leave
+    /// the table (what is stored stays, for when it is opened again). `false` when it was
+    /// not indexed as another folder.
+    pub fn remove_folder(&self, root: &Path) -> bool {
+        let root = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
+        let Some(w) = self.lock_folders().extra.remove(&root) else {
+            return false;
+        };
+        w.shutdown.store(true, Ordering::Relaxed);
+        let _ = self.tx.send(Request::RemovedRoot(root));
+        true
+    }
+
+    /// The folders indexed beside the project.
+    pub fn extra_folders(&self) -> Vec<PathBuf> {
+        let mut v: Vec<PathBuf> = self.lock_folders().extra.keys().cloned().collect();
+        v.sort();
+        v
     }
 }
 
@@ -253,6 +378,11 @@ pub fn start(
     let handle = IndexHandle {
         tx: tx.clone(),
         reindex: disk_tx.clone(),
+        folders: Arc::new(std::sync::Mutex::new(Folders {
+            store: store.clone(),
+            base: opts.clone(),
+            extra: HashMap::new(),
+        })),
     };
     let actor = Actor {
         root: opts.root.clone(),
@@ -260,8 +390,8 @@ pub fn start(
         table: SymbolTable::default(),
         open: HashMap::new(),
         dirty: HashSet::new(),
-        cold_done: false,
-        last_stats: None,
+        crawling: HashSet::from([opts.root.clone()]),
+        stats: Vec::new(),
         disk: disk_tx.clone(),
         watchers: Vec::new(),
     };
@@ -274,8 +404,16 @@ pub fn start(
         )));
         return handle;
     }
-    let shutdown = Arc::new(AtomicBool::new(false));
-    watch::start_disk_worker(store, opts, tx, disk_rx, disk_tx, progress, shutdown);
+    watch::start_disk_worker(watch::DiskWorkerSpec {
+        store,
+        opts,
+        keys: watch::Keys::Relative,
+        actor: tx,
+        work: disk_rx,
+        work_tx: disk_tx,
+        progress,
+        shutdown: Arc::new(AtomicBool::new(false)),
+    });
     handle
 }
 
@@ -293,8 +431,10 @@ struct Actor {
     open: HashMap<Uri, OpenEntry>,
     /// Open documents whose symbols changed since the table last saw them.
     dirty: HashSet<Uri>,
-    cold_done: bool,
-    last_stats: Option<Arc<CrawlStats>>,
+    /// Folders whose first crawl has not finished.
+    crawling: HashSet<PathBuf>,
+    /// Each folder's latest finished crawl, the project's first.
+    stats: Vec<(PathBuf, Arc<CrawlStats>)>,
     disk: std::sync::mpsc::Sender<watch::DiskWork>,
     /// Who wants to hear about symbol changes (anchored memories).
     watchers: Vec<SymbolWatch>,
@@ -424,6 +564,24 @@ impl Actor {
         }
     }
 
+    /// A folder left the workspace: forget its files and its crawl, keep open buffers.
+    fn drop_root(&mut self, root: &Path) {
+        self.crawling.remove(root);
+        self.stats.retain(|(r, _)| r != root);
+        let gone: Vec<String> = self
+            .table
+            .files()
+            .map(|(k, _)| k)
+            .filter(|k| Path::new(k.as_str()).starts_with(root))
+            .cloned()
+            .collect();
+        for key in gone {
+            if !self.is_open_key(&key) {
+                self.table.remove(&key);
+            }
+        }
+    }
+
     fn is_open_key(&self, key: &str) -> bool {
         self.open.values().any(|e| e.key == key)
     }
@@ -480,10 +638,18 @@ impl Actor {
                     }
                 }
             }
-            Request::ColdDone(stats) => {
-                self.cold_done = true;
-                self.last_stats = Some(stats);
+            Request::ColdDone { root, stats } => {
+                self.crawling.remove(&root);
+                match self.stats.iter_mut().find(|(r, _)| *r == root) {
+                    Some(slot) => slot.1 = stats,
+                    None if root == self.root => self.stats.insert(0, (root, stats)),
+                    None => self.stats.push((root, stats)),
+                }
             }
+            Request::AddedRoot(root) => {
+                self.crawling.insert(root);
+            }
+            Request::RemovedRoot(root) => self.drop_root(&root),
             Request::WorkspaceSymbols {
                 query,
                 kind,
@@ -552,8 +718,8 @@ impl Actor {
                     files: self.table.file_count(),
                     symbols: self.table.symbol_count(),
                     open_documents: self.open.len(),
-                    cold_index_done: self.cold_done,
-                    last_stats: self.last_stats.clone(),
+                    cold_index_done: self.crawling.is_empty(),
+                    roots: self.stats.clone(),
                 });
             }
         }

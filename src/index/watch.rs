@@ -4,9 +4,9 @@
 
 use super::crawl::{self, FileUpdate};
 use super::db;
+use super::ignores::{IgnoreRules, is_ignore_file};
 use super::service::{IndexOptions, IndexProgress, Request};
 use crate::store::Store;
-use ignore::gitignore::{Gitignore, GitignoreBuilder};
 use notify::RecursiveMode;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -25,21 +25,44 @@ pub(crate) enum DiskWork {
     Crawl,
 }
 
-pub(crate) fn start_disk_worker(
-    store: Store,
-    opts: IndexOptions,
-    actor: mpsc::UnboundedSender<Request>,
-    work: std_mpsc::Receiver<DiskWork>,
-    work_tx: std_mpsc::Sender<DiskWork>,
-    progress: mpsc::UnboundedSender<IndexProgress>,
-    shutdown: Arc<AtomicBool>,
-) {
+/// How a worker names its files to the actor. The project's own folder uses paths relative
+/// to it (as stored); another workspace folder uses absolute paths, so keys from two roots
+/// never collide and an open document's key (absolute outside the project) matches.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Keys {
+    Relative,
+    Absolute,
+}
+
+pub(crate) struct DiskWorkerSpec {
+    pub store: Store,
+    pub opts: IndexOptions,
+    pub keys: Keys,
+    pub actor: mpsc::UnboundedSender<Request>,
+    pub work: std_mpsc::Receiver<DiskWork>,
+    pub work_tx: std_mpsc::Sender<DiskWork>,
+    pub progress: mpsc::UnboundedSender<IndexProgress>,
+    pub shutdown: Arc<AtomicBool>,
+}
+
+pub(crate) fn start_disk_worker(spec: DiskWorkerSpec) {
+    let DiskWorkerSpec {
+        store,
+        opts,
+        keys,
+        actor,
+        work,
+        work_tx,
+        progress,
+        shutdown,
+    } = spec;
     let spawned = std::thread::Builder::new()
         .name("mira-index-disk".into())
         .spawn(move || {
             let mut worker = DiskWorker {
                 store,
                 opts,
+                keys,
                 actor,
                 progress,
                 ignore: None,
@@ -56,9 +79,10 @@ pub(crate) fn start_disk_worker(
 struct DiskWorker {
     store: Store,
     opts: IndexOptions,
+    keys: Keys,
     actor: mpsc::UnboundedSender<Request>,
     progress: mpsc::UnboundedSender<IndexProgress>,
-    ignore: Option<Gitignore>,
+    ignore: Option<IgnoreRules>,
     exclude: Option<ignore::overrides::Override>,
     project_id: i64,
 }
@@ -72,31 +96,26 @@ impl DiskWorker {
     ) {
         let mut conn = match self.store.connect() {
             Ok(c) => c,
-            Err(e) => {
-                let _ = self.progress.send(IndexProgress::Failed(format!(
-                    "cannot open the index database: {e}"
-                )));
-                return;
-            }
+            Err(e) => return self.failed(format!("cannot open the index database: {e}")),
         };
         self.project_id =
             match crate::store::projects::ensure(&conn, &self.opts.root, &self.opts.project_name) {
                 Ok(id) => id,
                 Err(e) => {
-                    let _ = self.progress.send(IndexProgress::Failed(format!(
-                        "cannot record the project in the database: {e}"
-                    )));
-                    return;
+                    return self.failed(format!("cannot record the project in the database: {e}"));
                 }
             };
         // Warm start: what was indexed before is queryable before anything is re-read.
         match db::load_project(&conn, self.project_id) {
-            Ok(files) => {
+            Ok(mut files) => {
+                for f in &mut files {
+                    f.path = self.key(std::mem::take(&mut f.path));
+                }
                 let _ = self.actor.send(Request::Loaded(files));
             }
             Err(e) => tracing::warn!(error = %e, "cannot load the persisted index; rebuilding"),
         }
-        self.ignore = Some(root_gitignore(&self.opts.root));
+        self.ignore = Some(IgnoreRules::new(&self.opts.root));
         self.exclude = self.opts.crawl.overrides(&self.opts.root);
         // Watch before crawling: a change made while the crawl runs is queued, not lost.
         // Kept alive for as long as this thread runs.
@@ -133,9 +152,16 @@ impl DiskWorker {
             }
             paths.sort();
             paths.dedup();
-            // New sensitive-file rules change which files may be indexed at all.
+            // New sensitive-file rules change which files may be indexed at all, and a
+            // changed ignore file which ones are ignored: both need the whole walk.
             let root_rules = self.opts.root.join(crate::sensitive::PROJECT_FILE);
             full |= paths.contains(&root_rules);
+            if paths.iter().any(|p| is_ignore_file(p)) {
+                if let Some(rules) = &mut self.ignore {
+                    rules.forget_cached();
+                }
+                full = true;
+            }
             paths.retain(|p| !self.ignored(p));
             if full || paths.len() > CRAWL_THRESHOLD || paths.iter().any(|p| p.is_dir()) {
                 self.crawl(&mut conn);
@@ -162,7 +188,7 @@ impl DiskWorker {
                 }
             }
             if !updates.is_empty() {
-                let _ = self.actor.send(Request::Updates(updates));
+                self.send_updates(updates);
             }
             if needs_crawl {
                 self.crawl(&mut conn);
@@ -170,7 +196,30 @@ impl DiskWorker {
         }
     }
 
-    fn ignored(&self, p: &Path) -> bool {
+    fn failed(&self, msg: String) {
+        tracing::warn!(root = %self.opts.root.display(), "{msg}");
+        let _ = self.progress.send(IndexProgress::Failed(msg));
+    }
+
+    /// The actor's key for a path relative to this worker's root.
+    fn key(&self, rel: String) -> String {
+        match self.keys {
+            Keys::Relative => rel,
+            Keys::Absolute => self.opts.root.join(&rel).display().to_string(),
+        }
+    }
+
+    fn send_updates(&self, mut updates: Vec<FileUpdate>) {
+        if self.keys == Keys::Absolute {
+            for u in &mut updates {
+                let (FileUpdate::Indexed { path, .. } | FileUpdate::Removed { path }) = u;
+                *path = self.key(std::mem::take(path));
+            }
+        }
+        let _ = self.actor.send(Request::Updates(updates));
+    }
+
+    fn ignored(&mut self, p: &Path) -> bool {
         let Ok(rel) = p.strip_prefix(&self.opts.root) else {
             return true;
         };
@@ -186,8 +235,8 @@ impl DiskWorker {
             .is_some_and(|o| o.matched(p, is_dir).is_ignore())
             || self
                 .ignore
-                .as_ref()
-                .is_some_and(|g| g.matched_path_or_any_parents(rel, is_dir).is_ignore())
+                .as_mut()
+                .is_some_and(|g| g.is_ignored(p, is_dir))
     }
 
     fn crawl(&mut self, conn: &mut rusqlite::Connection) {
@@ -198,7 +247,7 @@ impl DiskWorker {
             if force || p.len() >= 256 {
                 let batch = std::mem::take(&mut *p);
                 if !batch.is_empty() {
-                    let _ = self.actor.send(Request::Updates(batch));
+                    self.send_updates(batch);
                 }
             }
         };
@@ -219,23 +268,15 @@ impl DiskWorker {
         match result {
             Ok(stats) => {
                 let stats = Arc::new(stats);
-                let _ = self.actor.send(Request::ColdDone(stats.clone()));
+                let _ = self.actor.send(Request::ColdDone {
+                    root: self.opts.root.clone(),
+                    stats: stats.clone(),
+                });
                 let _ = self.progress.send(IndexProgress::Finished(stats));
             }
-            Err(e) => {
-                let _ = self
-                    .progress
-                    .send(IndexProgress::Failed(format!("indexing failed: {e}")));
-            }
+            Err(e) => self.failed(format!("indexing failed: {e}")),
         }
     }
-}
-
-fn root_gitignore(root: &Path) -> Gitignore {
-    let mut b = GitignoreBuilder::new(root);
-    let _ = b.add(root.join(".gitignore"));
-    let _ = b.add(root.join(".ignore"));
-    b.build().unwrap_or_else(|_| Gitignore::empty())
 }
 
 type Debouncer = notify_debouncer_full::Debouncer<

@@ -67,12 +67,7 @@ async fn status(state: &Arc<ServerState>) -> Result<Option<LSPAny>> {
             .await
             .ok()
             .and_then(|r| r.ok())
-            .map(|s| IndexSummary {
-                files: s.files,
-                symbols: s.symbols,
-                ready: s.cold_index_done,
-                skipped: s.last_stats.as_ref().map_or(0, |st| st.skipped.len()),
-            }),
+            .map(|s| IndexSummary::new(&s, &h.extra_folders())),
         None => None,
     };
     let config = state.config();

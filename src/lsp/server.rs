@@ -324,9 +324,13 @@ impl LanguageServer for Backend {
     }
 
     async fn did_change_workspace_folders(&self, params: DidChangeWorkspaceFoldersParams) {
-        let mut folders = self.state.folders();
-        folders.retain(|f| !params.event.removed.iter().any(|r| r.uri == f.uri));
-        folders.extend(params.event.added);
+        let event = params.event;
+        {
+            let mut folders = self.state.folders();
+            folders.retain(|f| !event.removed.iter().any(|r| r.uri == f.uri));
+            folders.extend(event.added.iter().cloned());
+        }
+        super::symbols::folders_changed(&self.state, &event.added, &event.removed);
     }
 
     async fn did_change_configuration(&self, params: DidChangeConfigurationParams) {

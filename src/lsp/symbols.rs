@@ -51,11 +51,50 @@ pub fn start_index(state: &ServerState) {
         progress_tx,
     );
     let _ = state.index.handle.set(handle);
+    let folders: Vec<WorkspaceFolder> = state.folders().clone();
+    folders_changed(state, &folders, &[]);
     *state
         .index
         .progress
         .lock()
         .unwrap_or_else(|e| e.into_inner()) = Some(progress_rx);
+}
+
+/// Every workspace folder is indexed: the project's own, and each other folder beside it
+/// (a folder inside the project is already covered).
+pub fn folders_changed(
+    state: &ServerState,
+    added: &[WorkspaceFolder],
+    removed: &[WorkspaceFolder],
+) {
+    let Some(handle) = state.index.handle() else {
+        return;
+    };
+    for path in removed
+        .iter()
+        .filter_map(|f| crate::documents::uri_to_path(&f.uri))
+    {
+        if handle.remove_folder(&path) {
+            state.log(
+                MessageType::INFO,
+                format!("Mira: stopped indexing {}", path.display()),
+            );
+        }
+    }
+    for path in added
+        .iter()
+        .filter_map(|f| crate::documents::uri_to_path(&f.uri))
+    {
+        use crate::index::service::FolderError;
+        match handle.add_folder(&path) {
+            Ok(()) => state.log(
+                MessageType::INFO,
+                format!("Mira: indexing the workspace folder {}", path.display()),
+            ),
+            Err(FolderError::AlreadyIndexed(_) | FolderError::Inside(..)) => {}
+            Err(e) => state.log(MessageType::WARNING, format!("Mira: {e}")),
+        }
+    }
 }
 
 /// Called from `initialized`: from now on the client accepts server requests, so index

@@ -23,12 +23,79 @@ pub struct Status {
 }
 
 #[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct IndexSummary {
     pub files: usize,
     pub symbols: usize,
-    /// The cold index has finished (until then results are partial).
+    /// The cold index of every folder has finished (until then results are partial).
     pub ready: bool,
+    /// Every folder indexed: the project's first, then the other workspace folders.
+    pub folders: Vec<String>,
     pub skipped: usize,
+    /// The files left out and why (the first [`SKIPPED_LISTED`]).
+    pub skipped_files: Vec<SkippedFile>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct SkippedFile {
+    pub path: String,
+    pub reason: String,
+}
+
+/// Enough to find the big generated file; a status is not a report.
+pub const SKIPPED_LISTED: usize = 100;
+
+impl IndexSummary {
+    pub fn new(s: &crate::index::IndexStatus, extra: &[std::path::PathBuf]) -> IndexSummary {
+        let mut folders: Vec<String> = s
+            .roots
+            .iter()
+            .map(|(r, _)| r.display().to_string())
+            .collect();
+        for f in extra {
+            let f = f.display().to_string();
+            if !folders.contains(&f) {
+                folders.push(f);
+            }
+        }
+        IndexSummary {
+            files: s.files,
+            symbols: s.symbols,
+            ready: s.cold_index_done,
+            folders,
+            skipped: s.skipped().count(),
+            skipped_files: s
+                .skipped()
+                .take(SKIPPED_LISTED)
+                .map(|(root, k)| SkippedFile {
+                    path: root.join(&k.path).display().to_string(),
+                    reason: k.reason.to_string(),
+                })
+                .collect(),
+        }
+    }
+
+    fn line(&self) -> String {
+        let mut line = if self.ready {
+            format!("index {} files, {} symbols", self.files, self.symbols)
+        } else {
+            format!("indexing… {} files so far", self.files)
+        };
+        if self.folders.len() > 1 {
+            line.push_str(&format!(" in {} folders", self.folders.len()));
+        }
+        if self.skipped > 0 {
+            line.push_str(&format!(
+                " ({} skipped: {}",
+                self.skipped, self.skipped_files[0].path
+            ));
+            if self.skipped > 1 {
+                line.push_str(", …");
+            }
+            line.push(')');
+        }
+        line
+    }
 }
 
 #[derive(Debug, Serialize)]
@@ -68,8 +135,7 @@ impl Status {
             (None, None) => "no store".into(),
         };
         let index = match &self.index {
-            Some(i) if i.ready => format!("index {} files, {} symbols", i.files, i.symbols),
-            Some(i) => format!("indexing… {} files so far", i.files),
+            Some(i) => i.line(),
             None => "index unavailable".into(),
         };
         format!(

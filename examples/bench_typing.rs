@@ -1,0 +1,129 @@
+//! Keystroke → symbols where people type: a new function typed character by character at
+//! the start, the middle and the end of a file, and inside its largest item. Each keystroke
+//! is one didChange as the server applies it (rope edit, incremental reparse, symbols
+//! current, published to the table). Prints p50/p99/max per place. Budget p99 ≤ 5 ms.
+//!
+//! cargo run --release --example bench_typing -- FILE [FILE...]
+
+use mira::documents::{Document, PositionEncoding, byte_to_position};
+use mira::index::Lang;
+use mira::index::live::OpenDoc;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tower_lsp_server::ls_types::Range;
+
+fn snippet(lang: Lang) -> &'static str {
+    match lang.name() {
+        "python" => "\ndef added_here(a, b):\n    \"\"\"Adds.\"\"\"\n    return a + b\n",
+        "rust" => "\n/// Adds.\npub fn added_here(a: u32, b: u32) -> u32 {\n    a + b\n}\n",
+        "go" => "\n// Adds.\nfunc addedHere(a int, b int) int {\n\treturn a + b\n}\n",
+        _ => "\n/** Adds. */\nfunction addedHere(a, b) {\n  return a + b;\n}\n",
+    }
+}
+
+fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    sorted[((sorted.len() as f64 - 1.0) * p).round() as usize]
+}
+
+fn ms(d: Duration) -> String {
+    format!("{:.2} ms", d.as_secs_f64() * 1e3)
+}
+
+/// Byte offsets where a new top-level item can start: the start of a line after a blank
+/// line, at the start, in the middle and at the end of the file.
+fn places(text: &str, tree_items: &[(usize, usize)]) -> Vec<(&'static str, usize)> {
+    let boundary_near = |target: usize| {
+        tree_items
+            .iter()
+            .map(|&(_, end)| end)
+            .min_by_key(|&e| e.abs_diff(target))
+            .unwrap_or(target)
+    };
+    let first_end = tree_items.first().map_or(0, |&(_, e)| e);
+    let biggest = tree_items
+        .iter()
+        .max_by_key(|&&(s, e)| e - s)
+        .copied()
+        .unwrap_or((0, text.len()));
+    // Inside the biggest item: at a line start near its middle.
+    let mid = biggest.0 + (biggest.1 - biggest.0) / 2;
+    let inside = text[..mid].rfind('\n').map_or(mid, |i| i + 1);
+    vec![
+        ("start", first_end),
+        ("middle", boundary_near(text.len() / 2)),
+        ("end", text.len()),
+        ("inside the largest item", inside),
+    ]
+}
+
+fn main() {
+    let files: Vec<String> = std::env::args().skip(1).collect();
+    assert!(!files.is_empty(), "usage: bench_typing FILE [FILE...]");
+    for f in files {
+        bench(Path::new(&f));
+    }
+}
+
+fn bench(path: &Path) {
+    let text = std::fs::read_to_string(path).expect("a UTF-8 file");
+    let lang = Lang::for_path(path).expect("a known language");
+    let open = OpenDoc::open(lang, 0, ropey::Rope::from_str(&text)).unwrap();
+    let root = open.tree().root_node();
+    let items: Vec<(usize, usize)> = (0..root.child_count())
+        .filter_map(|i| root.child(i as u32))
+        .map(|c| (c.start_byte(), c.end_byte()))
+        .collect();
+    println!(
+        "\n== typing a new function: {} ({} lines, {} symbols) ==",
+        path.display(),
+        text.lines().count(),
+        open.symbols.symbols.len()
+    );
+    let snip = snippet(lang);
+    for (name, at) in places(&text, &items) {
+        let mut doc = Document::new(&text, 0, lang.name());
+        let mut live = OpenDoc::open(lang, 0, doc.rope().clone()).unwrap();
+        let enc = PositionEncoding::Utf16;
+        let mut times = Vec::new();
+        let mut slow = Vec::new();
+        let mut offset = at;
+        for (v, ch) in snip.chars().enumerate() {
+            let pos = byte_to_position(doc.rope(), offset, enc);
+            let mut buf = [0u8; 4];
+            let s = ch.encode_utf8(&mut buf);
+            let t = Instant::now();
+            let edit = doc.apply_change(Some(Range::new(pos, pos)), s, enc);
+            let kind = live.apply(v as i32 + 1, &[edit], doc.rope().clone());
+            let published = Arc::new(live.symbols.clone());
+            times.push(t.elapsed());
+            slow.push((t.elapsed(), v, ch, kind));
+            std::hint::black_box(published);
+            offset += s.len();
+        }
+        let found = live
+            .symbols
+            .symbols
+            .iter()
+            .any(|s| s.name == "added_here" || s.name == "addedHere");
+        times.sort();
+        if std::env::var_os("BENCH_TYPING_SLOW").is_some() {
+            slow.sort_by(|a, b| b.0.cmp(&a.0));
+            for (d, v, ch, kind) in slow.iter().take(4) {
+                println!("    slow: {} at keystroke {v} {ch:?} {kind:?}", ms(*d));
+            }
+        }
+        println!(
+            "{name:>24}: {} keystrokes  p50 {}  p99 {}  max {}{}",
+            times.len(),
+            ms(percentile(&times, 0.5)),
+            ms(percentile(&times, 0.99)),
+            ms(*times.last().unwrap()),
+            if found {
+                ""
+            } else {
+                "  (the new function was NOT found)"
+            }
+        );
+    }
+}
