@@ -70,10 +70,11 @@ fs.writeFileSync(path.join(project, 'src', 'lib.rs'), LIB);
 
 const ANSWER = ['`add` returns ', 'the sum of `a` and `b`. ', 'It is called by `total`, ', 'which folds a slice ', 'with it.\n\n', '```rust\nlet n = add(2, 3);\n```\n'];
 const MEMORY = 'The calc project prefers wrapping arithmetic';
-// Inline completion through the [provider] chat model (the mock) with a FIM prompt, from the
-// test's own user config file (Mira reads [completion] when the server starts).
+// Inline completion through the [provider] chat model (the mock) with a FIM prompt: the test's
+// own user config file limits it to Rust, the `mira.completion.provider` setting turns it on
+// (both layers reach the server, which reads [completion] when it starts).
 const miraConfig = path.join(tmp, 'config.toml');
-fs.writeFileSync(miraConfig, '[completion]\nprovider = "chat"\nlanguages = ["rust"]\n');
+fs.writeFileSync(miraConfig, '[completion]\nlanguages = ["rust"]\n');
 const GHOST_LINE = 'pub const ANSWER: i32 = ';
 const GHOST = 'add(40, 2);';
 const procs = [];
@@ -178,6 +179,7 @@ try {
         'mira.provider': 'openai-chat',
         'mira.model': 'gpt-4.1',
         'mira.baseUrl': mock.url,
+        'mira.completion.provider': 'chat',
         'workbench.startupEditor': 'none',
         'workbench.tips.enabled': false,
         'workbench.enableExperiments': false,
