@@ -3,7 +3,8 @@
 // text (inline completion through the chat mock) with Tab, runs "Ask Mira about `add`" from the
 // lightbulb and watches the answer stream into the chat view (a loopback mock provider speaking
 // Chat Completions SSE), accepts a model edit in the refactor preview and checks the file,
-// forgets a memory from the memories view, and saves a screenshot of the chat.
+// forgets a memory from the memories view, saves a screenshot of the chat, and changes a
+// mira.completion.* setting to see the server restart and completion use it.
 // Every missing piece is a failure with the fix in the message: this test never skips.
 //
 // Env: MIRA_BIN (default: target/debug/mira of the repo), MIRA_CODE_SERVER_DIR (default
@@ -171,6 +172,10 @@ try {
   if (!/successfully installed/i.test(installed)) fail(`install said: ${installed}`);
   done();
 
+  // `mira.path` is machine-scoped: code-server (a remote window) takes such settings from its
+  // Machine settings and drops them from the user's once settings.json changes in the editor.
+  fs.mkdirSync(path.join(userData, 'Machine'), { recursive: true });
+  fs.writeFileSync(path.join(userData, 'Machine', 'settings.json'), JSON.stringify({ 'mira.path': MIRA_BIN }, null, 2));
   fs.writeFileSync(
     path.join(userData, 'User', 'settings.json'),
     JSON.stringify(
@@ -323,22 +328,25 @@ try {
   done = step('a changed setting reaches the server (didChangeConfiguration); Cancel stops a turn');
   // As a user would: edit settings.json in VS Code and save it.
   const settingsFile = path.join(userData, 'User', 'settings.json');
-  const newSettings = JSON.stringify({ ...JSON.parse(fs.readFileSync(settingsFile, 'utf8')), 'mira.model': 'gpt-4.1-mini' });
-  await page.keyboard.press('Control+Shift+P');
-  await page.waitForSelector('.quick-input-widget .quick-input-box input');
-  await page.keyboard.type('Preferences: Open User Settings (JSON)');
-  await page.locator('.quick-input-list .monaco-list-row', { hasText: 'Open User Settings (JSON)' }).first().click();
-  await page.locator('.tab', { hasText: 'settings.json' }).first().waitFor({ state: 'visible', timeout: 15_000 });
-  await page.locator('.editor-group-container.active .monaco-editor .view-lines').first().click();
-  await page.keyboard.press('Control+A');
-  await page.keyboard.press('Delete');
-  await page.keyboard.insertText(newSettings);
-  await page.keyboard.press('Control+S');
-  await until('settings.json saved', async () => JSON.parse(fs.readFileSync(settingsFile, 'utf8'))['mira.model'] === 'gpt-4.1-mini', 10_000);
-  const settingsTab = page.locator('.tab', { hasText: 'settings.json' }).first();
-  await until('settings.json saved in the editor', async () => !/\bdirty\b/.test((await settingsTab.getAttribute('class')) ?? ''), 10_000);
-  await page.keyboard.press('Control+W');
-  await page.locator('.tab', { hasText: 'lib.rs' }).first().click();
+  const changeSettings = async (changes) => {
+    const newSettings = JSON.stringify({ ...JSON.parse(fs.readFileSync(settingsFile, 'utf8')), ...changes });
+    await page.keyboard.press('Control+Shift+P');
+    await page.waitForSelector('.quick-input-widget .quick-input-box input');
+    await page.keyboard.type('Preferences: Open User Settings (JSON)');
+    await page.locator('.quick-input-list .monaco-list-row', { hasText: 'Open User Settings (JSON)' }).first().click();
+    await page.locator('.tab', { hasText: 'settings.json' }).first().waitFor({ state: 'visible', timeout: 15_000 });
+    await page.locator('.editor-group-container.active .monaco-editor .view-lines').first().click();
+    await page.keyboard.press('Control+A');
+    await page.keyboard.press('Delete');
+    await page.keyboard.insertText(newSettings);
+    await page.keyboard.press('Control+S');
+    await until('settings.json saved', async () => fs.readFileSync(settingsFile, 'utf8') === newSettings, 10_000);
+    const settingsTab = page.locator('.tab', { hasText: 'settings.json' }).first();
+    await until('settings.json saved in the editor', async () => !/\bdirty\b/.test((await settingsTab.getAttribute('class')) ?? ''), 10_000);
+    await page.keyboard.press('Control+W');
+    await page.locator('.tab', { hasText: 'lib.rs' }).first().click();
+  };
+  await changeSettings({ 'mira.model': 'gpt-4.1-mini' });
   // VS Code reads the saved file and tells extensions a moment later; the extension then sends
   // workspace/didChangeConfiguration. Nothing observable marks that moment from outside.
   await new Promise((r) => setTimeout(r, 2_000));
@@ -470,6 +478,30 @@ try {
   }, 30_000, 500);
   await until('"Forgotten (restorable)" gone', async () => !(await page.locator('.monaco-list-row', { hasText: 'Forgotten (restorable)' }).first().isVisible()), 10_000, 250)
     .catch(() => fail('the restored memory is still listed as forgotten'));
+  done();
+
+  done = step('a changed mira.completion.* setting restarts the server, and completion uses it');
+  const servingBefore = ourServers();
+  await changeSettings({ 'mira.completion.model': 'gpt-4.1-nano' });
+  await until('a new server process for the new [completion]', async () => {
+    const now = ourServers();
+    return now.length === 1 && !servingBefore.includes(now[0]);
+  }, 20_000, 250).catch((e) => fail(`changing mira.completion.model did not restart the server: ${e.message}`));
+  await editor.locator('.view-lines').click();
+  await page.keyboard.press('Control+End');
+  await page.keyboard.press('Enter');
+  await until('ghost text from the restarted server', async () => {
+    // The new server may still be starting: retype the trigger until it answers.
+    await page.keyboard.press('Home');
+    await page.keyboard.press('Shift+End');
+    await page.keyboard.insertText(GHOST_LINE.trimEnd());
+    await page.keyboard.type(' ');
+    await until('ghost text', async () => (await ghostText()).includes(GHOST), 3_000, 100);
+    return true;
+  }, 30_000, 0);
+  const nano = mock.requests.filter((r) => fimPrompt(r.body)).at(-1);
+  if (nano.body.model !== 'gpt-4.1-nano') fail(`completion did not use mira.completion.model: it asked for ${nano.body.model}`);
+  await page.keyboard.press('Escape');
   done();
 } catch (e) {
   results.push({ name: current, ok: false, ms: 0 });
