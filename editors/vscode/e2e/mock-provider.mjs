@@ -79,3 +79,15 @@ export function lastMessage(body) {
   const text = typeof m.content === 'string' ? m.content : (m.content ?? []).map((p) => p.text ?? '').join('');
   return { role: m.role, text };
 }
+
+/**
+ * A fill-in-the-middle request from Mira's chat completion provider (the user message marks the
+ * cursor with <CURSOR> inside <file …>…</file>): the code before and after the cursor, else null.
+ */
+export function fimPrompt(body) {
+  const { role, text } = lastMessage(body);
+  const file = /<file name="[^"]*">\n([\s\S]*)\n<\/file>/.exec(text);
+  if (role !== 'user' || !file || !file[1].includes('<CURSOR>')) return null;
+  const [prefix, suffix] = file[1].split('<CURSOR>');
+  return { prefix, suffix };
+}

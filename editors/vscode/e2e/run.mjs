@@ -1,8 +1,10 @@
 // End to end in a real VS Code: code-server 4.99.4 + Debian Chromium, driven by playwright-core.
-// Installs the packaged .vsix, opens a small project, runs "Ask Mira about `add`" from the
+// Installs the packaged .vsix, opens a small project, types in lib.rs and accepts Mira's ghost
+// text (inline completion through the chat mock) with Tab, runs "Ask Mira about `add`" from the
 // lightbulb and watches the answer stream into the chat view (a loopback mock provider speaking
 // Chat Completions SSE), accepts a model edit in the refactor preview and checks the file,
-// forgets a memory from the memories view, and saves a screenshot of the chat.
+// forgets a memory from the memories view, saves a screenshot of the chat, and changes a
+// mira.completion.* setting to see the server restart and completion use it.
 // Every missing piece is a failure with the fix in the message: this test never skips.
 //
 // Env: MIRA_BIN (default: target/debug/mira of the repo), MIRA_CODE_SERVER_DIR (default
@@ -14,7 +16,7 @@ import path from 'node:path';
 import net from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
-import { startMockProvider, lastMessage } from './mock-provider.mjs';
+import { startMockProvider, lastMessage, fimPrompt } from './mock-provider.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const extDir = path.resolve(here, '..');
@@ -69,10 +71,18 @@ fs.writeFileSync(path.join(project, 'src', 'lib.rs'), LIB);
 
 const ANSWER = ['`add` returns ', 'the sum of `a` and `b`. ', 'It is called by `total`, ', 'which folds a slice ', 'with it.\n\n', '```rust\nlet n = add(2, 3);\n```\n'];
 const MEMORY = 'The calc project prefers wrapping arithmetic';
+// Inline completion through the [provider] chat model (the mock) with a FIM prompt: the test's
+// own user config file limits it to Rust, the `mira.completion.provider` setting turns it on
+// (both layers reach the server, which reads [completion] when it starts).
+const miraConfig = path.join(tmp, 'config.toml');
+fs.writeFileSync(miraConfig, '[completion]\nlanguages = ["rust"]\n');
+const GHOST_LINE = 'pub const ANSWER: i32 = ';
+const GHOST = 'add(40, 2);';
 const procs = [];
 const env = {
   ...process.env,
   MIRA_HOME: miraHome,
+  MIRA_CONFIG: miraConfig,
   OPENAI_API_KEY: 'sk-e2e-mock-key',
   // code-server's extension gallery, pointed at a closed loopback port: nothing leaves the machine.
   EXTENSIONS_GALLERY: JSON.stringify({ serviceUrl: 'http://127.0.0.1:9/gallery', itemUrl: 'http://127.0.0.1:9/items' }),
@@ -137,6 +147,9 @@ let codeServer;
 try {
   // The model, scripted by what it is asked.
   mock = await startMockProvider((body) => {
+    // A completion request: suggest only where the test types, nothing elsewhere.
+    const fim = fimPrompt(body);
+    if (fim) return { text: fim.prefix.endsWith(GHOST_LINE) ? [GHOST] : [] };
     const last = lastMessage(body);
     if (last.role === 'tool') return { text: ['Done: `add` now wraps on overflow.'] };
     if (last.text.includes('take your time')) return { text: Array.from({ length: 40 }, (_, i) => `part ${i}. `) };
@@ -159,6 +172,10 @@ try {
   if (!/successfully installed/i.test(installed)) fail(`install said: ${installed}`);
   done();
 
+  // `mira.path` is machine-scoped: code-server (a remote window) takes such settings from its
+  // Machine settings and drops them from the user's once settings.json changes in the editor.
+  fs.mkdirSync(path.join(userData, 'Machine'), { recursive: true });
+  fs.writeFileSync(path.join(userData, 'Machine', 'settings.json'), JSON.stringify({ 'mira.path': MIRA_BIN }, null, 2));
   fs.writeFileSync(
     path.join(userData, 'User', 'settings.json'),
     JSON.stringify(
@@ -167,6 +184,7 @@ try {
         'mira.provider': 'openai-chat',
         'mira.model': 'gpt-4.1',
         'mira.baseUrl': mock.url,
+        'mira.completion.provider': 'chat',
         'workbench.startupEditor': 'none',
         'workbench.tips.enabled': false,
         'workbench.enableExperiments': false,
@@ -211,6 +229,40 @@ try {
   await page.keyboard.press('Enter');
   const editor = page.locator('.editor-instance .monaco-editor').first();
   await until('src/lib.rs in the editor', async () => (await editor.locator('.view-lines').innerText()).replace(/\u00a0/g, ' ').includes('pub fn add'));
+  done();
+
+  done = step('ghost text (inline completion) as you type, accepted with Tab');
+  const GHOST_CSS = '.ghost-text-decoration, .ghost-text-decoration-preview, .ghost-text';
+  // The document's text as shown, without the ghost text Monaco renders inside the line.
+  const editorText = async () => (await editor.locator('.view-lines').evaluate((el, css) => {
+    const copy = el.cloneNode(true);
+    for (const n of copy.querySelectorAll(css)) n.remove();
+    return copy.textContent;
+  }, GHOST_CSS)).replace(/\u00a0/g, ' ');
+  await editor.locator('.view-lines').click();
+  await page.keyboard.press('Control+G');
+  await page.waitForSelector('.quick-input-widget .quick-input-box input');
+  await page.keyboard.type('5:1');
+  await page.keyboard.press('Enter');
+  await page.keyboard.insertText(GHOST_LINE.trimEnd());
+  await page.keyboard.type(' ');
+  // Monaco renders ghost text as spans of .ghost-text-decoration (one per highlighted token).
+  const ghost = editor.locator(GHOST_CSS);
+  const ghostText = async () => (await ghost.allTextContents()).join('').replace(/\u00a0/g, ' ');
+  await until('VS Code to show the ghost text', async () => (await ghostText()).includes(GHOST), 20_000, 100)
+    .catch((e) => fail(`the ghost text "${GHOST}" never showed after typing "${GHOST_LINE}": ${e.message}`));
+  if ((await editorText()).includes(GHOST_LINE + GHOST)) fail('the suggestion was inserted before it was accepted');
+  await page.screenshot({ path: path.join(artifacts, 'ghost-text.png') });
+  await page.keyboard.press('Tab');
+  await until('the accepted suggestion in the editor', async () => (await editorText()).includes(GHOST_LINE + GHOST), 10_000);
+  if ((await ghostText()).includes(GHOST)) fail('the ghost text stayed after Tab');
+  const fimReq = mock.requests.map((r) => fimPrompt(r.body)).find((f) => f && f.prefix.endsWith(GHOST_LINE));
+  if (!fimReq) fail('the completion request did not carry the typed prefix');
+  if (!fimReq.prefix.includes('pub fn add(a: i32, b: i32) -> i32 {')) fail(`the prefix lacks the code above the cursor: ${JSON.stringify(fimReq.prefix)}`);
+  if (!fimReq.suffix.startsWith('\npub fn total(xs: &[i32]) -> i32 {')) fail(`the suffix is not the code after the cursor: ${JSON.stringify(fimReq.suffix)}`);
+  await page.keyboard.press('Control+S');
+  await until('the completed line saved to disk', async () => fs.readFileSync(path.join(project, 'src', 'lib.rs'), 'utf8').includes(GHOST_LINE + GHOST), 10_000);
+  console.log(`e2e: ${mock.requests.filter((r) => fimPrompt(r.body)).length} completion request(s) reached the model`);
   done();
 
   done = step('"Ask Mira about `add`" from the lightbulb');
@@ -266,7 +318,7 @@ try {
   const partial = renderings.filter((t) => t && !t.includes('which folds a slice with it'));
   if (partial.length < 2) fail(`the answer was not seen streaming (partial renderings: ${JSON.stringify(partial)})`);
   console.log(`e2e: the answer rendered ${renderings.length} times while streaming`);
-  const askReq = mock.requests.find((r) => JSON.stringify(r.body).includes('pub fn add'));
+  const askReq = mock.requests.find((r) => !fimPrompt(r.body) && JSON.stringify(r.body).includes('pub fn add'));
   if (!askReq) fail('the model request did not carry the definition of `add`');
   if (!(await frame.locator('pre.code .hljs-keyword', { hasText: 'let' }).count())) fail('the code block was not highlighted');
   if (!(await frame.locator('.meta .cost').last().innerText()).includes('in')) fail('the turn shows no cost line');
@@ -276,22 +328,25 @@ try {
   done = step('a changed setting reaches the server (didChangeConfiguration); Cancel stops a turn');
   // As a user would: edit settings.json in VS Code and save it.
   const settingsFile = path.join(userData, 'User', 'settings.json');
-  const newSettings = JSON.stringify({ ...JSON.parse(fs.readFileSync(settingsFile, 'utf8')), 'mira.model': 'gpt-4.1-mini' });
-  await page.keyboard.press('Control+Shift+P');
-  await page.waitForSelector('.quick-input-widget .quick-input-box input');
-  await page.keyboard.type('Preferences: Open User Settings (JSON)');
-  await page.locator('.quick-input-list .monaco-list-row', { hasText: 'Open User Settings (JSON)' }).first().click();
-  await page.locator('.tab', { hasText: 'settings.json' }).first().waitFor({ state: 'visible', timeout: 15_000 });
-  await page.locator('.editor-group-container.active .monaco-editor .view-lines').first().click();
-  await page.keyboard.press('Control+A');
-  await page.keyboard.press('Delete');
-  await page.keyboard.insertText(newSettings);
-  await page.keyboard.press('Control+S');
-  await until('settings.json saved', async () => JSON.parse(fs.readFileSync(settingsFile, 'utf8'))['mira.model'] === 'gpt-4.1-mini', 10_000);
-  const settingsTab = page.locator('.tab', { hasText: 'settings.json' }).first();
-  await until('settings.json saved in the editor', async () => !/\bdirty\b/.test((await settingsTab.getAttribute('class')) ?? ''), 10_000);
-  await page.keyboard.press('Control+W');
-  await page.locator('.tab', { hasText: 'lib.rs' }).first().click();
+  const changeSettings = async (changes) => {
+    const newSettings = JSON.stringify({ ...JSON.parse(fs.readFileSync(settingsFile, 'utf8')), ...changes });
+    await page.keyboard.press('Control+Shift+P');
+    await page.waitForSelector('.quick-input-widget .quick-input-box input');
+    await page.keyboard.type('Preferences: Open User Settings (JSON)');
+    await page.locator('.quick-input-list .monaco-list-row', { hasText: 'Open User Settings (JSON)' }).first().click();
+    await page.locator('.tab', { hasText: 'settings.json' }).first().waitFor({ state: 'visible', timeout: 15_000 });
+    await page.locator('.editor-group-container.active .monaco-editor .view-lines').first().click();
+    await page.keyboard.press('Control+A');
+    await page.keyboard.press('Delete');
+    await page.keyboard.insertText(newSettings);
+    await page.keyboard.press('Control+S');
+    await until('settings.json saved', async () => fs.readFileSync(settingsFile, 'utf8') === newSettings, 10_000);
+    const settingsTab = page.locator('.tab', { hasText: 'settings.json' }).first();
+    await until('settings.json saved in the editor', async () => !/\bdirty\b/.test((await settingsTab.getAttribute('class')) ?? ''), 10_000);
+    await page.keyboard.press('Control+W');
+    await page.locator('.tab', { hasText: 'lib.rs' }).first().click();
+  };
+  await changeSettings({ 'mira.model': 'gpt-4.1-mini' });
   // VS Code reads the saved file and tells extensions a moment later; the extension then sends
   // workspace/didChangeConfiguration. Nothing observable marks that moment from outside.
   await new Promise((r) => setTimeout(r, 2_000));
@@ -423,6 +478,30 @@ try {
   }, 30_000, 500);
   await until('"Forgotten (restorable)" gone', async () => !(await page.locator('.monaco-list-row', { hasText: 'Forgotten (restorable)' }).first().isVisible()), 10_000, 250)
     .catch(() => fail('the restored memory is still listed as forgotten'));
+  done();
+
+  done = step('a changed mira.completion.* setting restarts the server, and completion uses it');
+  const servingBefore = ourServers();
+  await changeSettings({ 'mira.completion.model': 'gpt-4.1-nano' });
+  await until('a new server process for the new [completion]', async () => {
+    const now = ourServers();
+    return now.length === 1 && !servingBefore.includes(now[0]);
+  }, 20_000, 250).catch((e) => fail(`changing mira.completion.model did not restart the server: ${e.message}`));
+  await editor.locator('.view-lines').click();
+  await page.keyboard.press('Control+End');
+  await page.keyboard.press('Enter');
+  await until('ghost text from the restarted server', async () => {
+    // The new server may still be starting: retype the trigger until it answers.
+    await page.keyboard.press('Home');
+    await page.keyboard.press('Shift+End');
+    await page.keyboard.insertText(GHOST_LINE.trimEnd());
+    await page.keyboard.type(' ');
+    await until('ghost text', async () => (await ghostText()).includes(GHOST), 3_000, 100);
+    return true;
+  }, 30_000, 0);
+  const nano = mock.requests.filter((r) => fimPrompt(r.body)).at(-1);
+  if (nano.body.model !== 'gpt-4.1-nano') fail(`completion did not use mira.completion.model: it asked for ${nano.body.model}`);
+  await page.keyboard.press('Escape');
   done();
 } catch (e) {
   results.push({ name: current, ok: false, ms: 0 });

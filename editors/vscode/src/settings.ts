@@ -12,7 +12,12 @@ export interface MiraEditorConfig {
   agent: { bash: string; effort: string };
   edits: { confirm: boolean };
   memory?: { embedder: { provider: string; model?: string; base_url?: string } };
+  /** `[completion]`: the server reads it at startup only (see RESTART_KEYS). */
+  completion?: { provider?: string; model?: string; base_url?: string };
 }
+
+/** `[completion] provider` values the server knows (the manifest's enum lists the same). */
+export const COMPLETION_PROVIDERS = ['chat', 'openai-completions', 'llama-cpp', 'ollama', 'deepseek', 'codestral'];
 
 function text(get: SettingGetter, key: string): string | undefined {
   const v = get(key);
@@ -52,6 +57,15 @@ export function editorConfig(get: SettingGetter): MiraEditorConfig {
       }),
     };
   }
+  const completionProvider = text(get, 'completion.provider');
+  const completion = {
+    provider: completionProvider && COMPLETION_PROVIDERS.includes(completionProvider) ? completionProvider : undefined,
+    model: text(get, 'completion.model'),
+    base_url: text(get, 'completion.baseUrl'),
+  };
+  if (completion.provider || completion.model || completion.base_url) {
+    cfg.completion = dropUndefined(completion);
+  }
   return cfg;
 }
 
@@ -59,5 +73,8 @@ function dropUndefined<T extends object>(o: T): T {
   return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
 }
 
-/** Settings whose change needs a new server process (the rest go by didChangeConfiguration). */
-export const RESTART_KEYS = ['mira.path', 'mira.edits.preview'];
+/**
+ * Settings whose change needs a new server process (the rest go by didChangeConfiguration):
+ * the server builds its completer and advertises inline completion only at `initialize`.
+ */
+export const RESTART_KEYS = ['mira.path', 'mira.edits.preview', 'mira.completion'];

@@ -8,6 +8,7 @@ import * as vscodeTypes from 'vscode';
 import { activate } from '../src/extension';
 import { MemoriesView } from '../src/memoriesView';
 import { ChatView } from '../src/chatView';
+import { COMPLETION_PROVIDERS } from '../src/settings';
 import type * as Mock from './vscode-mock';
 
 const vscode = vscodeTypes as unknown as typeof Mock;
@@ -33,10 +34,12 @@ test('the palette has an entry for every command the server answers', () => {
 
 test('settings cover provider, model, base URL, bash, edits.confirm, embedder, notifications; no key', () => {
   const props = Object.keys(manifest.contributes.configuration.properties);
-  for (const k of ['mira.path', 'mira.provider', 'mira.model', 'mira.baseUrl', 'mira.bash', 'mira.edits.confirm', 'mira.embedder.provider', 'mira.notifications']) {
+  for (const k of ['mira.path', 'mira.provider', 'mira.model', 'mira.baseUrl', 'mira.bash', 'mira.edits.confirm', 'mira.embedder.provider', 'mira.notifications', 'mira.completion.provider', 'mira.completion.model', 'mira.completion.baseUrl']) {
     assert.ok(props.includes(k), k);
   }
   assert.ok(!props.some((k) => /key|token|secret/i.test(k)), `no secret in settings: ${props}`);
+  const completionEnum = manifest.contributes.configuration.properties['mira.completion.provider'].enum;
+  assert.deepEqual(completionEnum, ['', ...COMPLETION_PROVIDERS], 'the setting offers exactly the providers the extension sends');
 });
 
 test('activation without a binary says how to install it, and the UI is still there', async () => {

@@ -2,7 +2,7 @@
 import { test } from 'node:test';
 import * as assert from 'node:assert/strict';
 import * as path from 'path';
-import { editorConfig } from '../src/settings';
+import { editorConfig, RESTART_KEYS } from '../src/settings';
 import { resolveServer, serverEnv, INSTALL_HINT } from '../src/server';
 import { fillArguments, NeedsEditor, parseId } from '../src/commands';
 import { addCost, costToday, statusText } from '../src/status';
@@ -36,6 +36,15 @@ test('settings become the editor layer of Mira config, only what is set, never a
   assert.deepEqual(defaults, { notifications: true, agent: { bash: 'off', effort: 'auto' }, edits: { confirm: false } });
   assert.equal(editorConfig((k) => (k === 'bash' ? 'always' : undefined)).agent.bash, 'off', 'unknown values fall back');
   assert.equal(editorConfig((k) => (k === 'notifications' ? false : undefined)).notifications, false);
+});
+
+test('completion settings become the [completion] section; unknown providers are not sent', () => {
+  const set: Record<string, unknown> = { 'completion.provider': 'llama-cpp', 'completion.model': 'qwen', 'completion.baseUrl': ' http://127.0.0.1:8080 ' };
+  assert.deepEqual(editorConfig((k) => set[k]).completion, { provider: 'llama-cpp', model: 'qwen', base_url: 'http://127.0.0.1:8080' });
+  assert.deepEqual(editorConfig((k) => (k === 'completion.provider' ? 'chat' : undefined)).completion, { provider: 'chat' });
+  assert.equal(editorConfig((k) => (k === 'completion.provider' ? 'copilot' : undefined)).completion, undefined);
+  assert.equal(editorConfig(() => undefined).completion, undefined, 'unset: the config file decides');
+  assert.ok(RESTART_KEYS.includes('mira.completion'), 'a completion change restarts the server (it reads [completion] at startup)');
 });
 
 test('the binary comes from mira.path, else PATH, else a message with the install command', () => {
