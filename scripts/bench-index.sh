@@ -64,5 +64,16 @@ fi
 
 [ -n "${FETCH_ONLY:-}" ] && { echo "$corpus"; exit 0; }
 cd "$here"
-cargo build --release --example bench_index >&2
-exec "$here/target/release/examples/bench_index" "$corpus" "$@"
+cargo build --release --example bench_index --example bench_typing >&2
+bin="${CARGO_TARGET_DIR:-$here/target}/release/examples"
+"$bin/bench_index" "$corpus" "$@"
+# Keystroke → symbols where people type (a new function at the start, middle and end, and
+# inside the largest item), per language: the corpus file nearest 7,500 lines (.js: rxjs's
+# bundles, so a bundled file is among them).
+typing=()
+for ext in rs py ts js; do
+  f=$(find "$corpus" -name "*.$ext" -size +60k -print0 | xargs -0 -r wc -l | grep -v ' total$' \
+      | awk '{d = $1 - 7500; if (d < 0) d = -d; print d, $2}' | sort -n | head -1 | cut -d' ' -f2-)
+  [ -n "$f" ] && typing+=("$f")
+done
+"$bin/bench_typing" "${typing[@]}"
