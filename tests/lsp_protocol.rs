@@ -151,9 +151,11 @@ async fn commands_answer_and_unknown_ones_are_named() {
         }
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
+    let project = sandbox.project().canonicalize().unwrap();
     assert_eq!(
         index,
-        json!({"files": 1, "symbols": 2, "ready": true, "skipped": 0})
+        json!({"files": 1, "symbols": 2, "ready": true, "skipped": 0, "skippedFiles": [],
+               "folders": [project.display().to_string()]})
     );
     while s
         .notifications()
