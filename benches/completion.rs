@@ -5,7 +5,13 @@
 //! are Mira's: from the request leaving the editor to the provider receiving its call
 //! (document read, windows, index context, preferences, redaction, HTTP), and from the
 //! provider's last byte to the editor receiving the answer (parsing, shaping, caching).
-//! Both include the stdio and loopback hops.
+//! Both include the stdio and loopback hops; Mira's in-process share of each (from the
+//! request reaching the completer to the HTTP client, from the answer's last byte read to
+//! the suggestion) is read from the server's `mira::complete::timing` log lines.
+//!
+//! It runs twice: against a mock that keeps connections open (as llama.cpp and vLLM do, so
+//! reqwest's pool reuses one), and against one that closes each connection (a new TCP
+//! connection per call, the worst case).
 //!
 //! Run: `cargo bench --bench completion` (release).
 
@@ -17,6 +23,7 @@ mod mock_fim;
 use common::{Sandbox, TestServer};
 use mock_fim::{FimWire, MockFim, Reply};
 use serde_json::{Value, json};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 const LINES: usize = 7_500;
@@ -57,6 +64,38 @@ fn position(line: usize, character: usize) -> Value {
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() {
+    println!(
+        "inline completion on a {LINES}-line file, one keystroke before each (stdio, real binary, mock FIM):"
+    );
+    println!("-- provider keeps connections open (pooled, like llama.cpp/vLLM):");
+    run(true).await;
+    println!("-- provider closes every connection (a new TCP connection per call):");
+    run(false).await;
+}
+
+/// Mira's in-process times from the server's log: (request → HTTP client, last byte read →
+/// suggestion), one pair per served completion.
+fn own_times(mira_home: &Path) -> (Vec<Duration>, Vec<Duration>) {
+    let (mut to_call, mut after_read) = (Vec::new(), Vec::new());
+    let field = |line: &str, name: &str| -> Option<Duration> {
+        let v = line.split(&format!("{name}=")).nth(1)?;
+        let digits: String = v.chars().take_while(char::is_ascii_digit).collect();
+        Some(Duration::from_micros(digits.parse().ok()?))
+    };
+    let logs = std::fs::read_dir(mira_home.join("logs")).expect("the server's log directory");
+    for entry in logs.flatten() {
+        let text = std::fs::read_to_string(entry.path()).unwrap_or_default();
+        for line in text.lines().filter(|l| l.contains("completion served")) {
+            if let (Some(a), Some(b)) = (field(line, "to_call_us"), field(line, "after_read_us")) {
+                to_call.push(a);
+                after_read.push(b);
+            }
+        }
+    }
+    (to_call, after_read)
+}
+
+async fn run(keep_alive: bool) {
     let sandbox = Sandbox::new();
     let src = sandbox.project().join("src");
     std::fs::create_dir_all(&src).unwrap();
@@ -65,11 +104,20 @@ async fn main() {
         "/// Scales a step.\npub fn scale(x: u32) -> u32 { x * 2 }\n/// Keeps a step in range.\npub fn clamp(x: u32) -> u32 { x.min(100) }\n",
     )
     .unwrap();
-    let mock = MockFim::start_in_background(FimWire::Completions);
+    let mock = if keep_alive {
+        MockFim::keep_alive_in_background(FimWire::Completions)
+    } else {
+        MockFim::start_in_background(FimWire::Completions)
+    };
     for _ in 0..ROUNDS {
         mock.push(Reply::text(&["x + ", "1", ";"]));
     }
-    let mut s = TestServer::binary(&sandbox);
+    let mut env = sandbox.env();
+    env.push((
+        "MIRA_LOG".into(),
+        "warn,mira::complete::timing=debug".into(),
+    ));
+    let mut s = TestServer::binary_with_env(env, &sandbox.project());
     s.initialize(json!({
         "processId": null,
         "rootUri": sandbox.project_uri(),
@@ -143,13 +191,28 @@ async fn main() {
             call.arrived.saturating_duration_since(sent) + received.saturating_duration_since(last),
         );
     }
-    println!(
-        "inline completion on a {LINES}-line file, one keystroke before each (stdio, real binary, mock FIM):"
-    );
     report("request → provider call", to_provider);
-    report("(of which: request → connection accepted)", to_accept);
+    if !keep_alive {
+        report("(of which: request → connection accepted)", to_accept);
+    }
     report("provider's last byte → response", to_editor);
-    report("Mira's own time (sum)", total);
+    report("Mira's own time, end to end (sum)", total);
     println!("prompts carrying the imported helpers' signatures: {with_context}/{ROUNDS}");
     s.shutdown().await;
+    // The log writer flushes on exit; give the file a moment to land.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let (to_call, after_read) = own_times(&sandbox.mira_home());
+    assert_eq!(
+        to_call.len(),
+        ROUNDS,
+        "one timing line per completion in the server's log"
+    );
+    let sums = to_call
+        .iter()
+        .zip(&after_read)
+        .map(|(a, b)| *a + *b)
+        .collect();
+    report("in process: completer → HTTP client", to_call);
+    report("in process: last byte read → suggestion", after_read);
+    report("in process: sum", sums);
 }

@@ -126,6 +126,7 @@ impl Completer {
 
     /// Complete at `place`. Dropping the future cancels the provider call (the stream closes).
     pub async fn complete(&self, place: Place) -> Result<Suggestion, NoSuggestion> {
+        let started = Instant::now();
         if !self.enabled_for(&place.language_id) {
             return Err(NoSuggestion::Language);
         }
@@ -189,6 +190,7 @@ impl Completer {
         }
         guard.finish(&out, usage::Outcome::Shown);
         self.lock_cache().put(&doc, &w.prefix, &w.suffix, &text);
+        log_own_time(started, &out);
         Ok(Suggestion {
             text,
             from_cache: false,
@@ -229,6 +231,21 @@ impl Completer {
     pub fn in_flight(&self) -> usize {
         self.flights.len()
     }
+}
+
+/// Mira's own time on a call, for the latency budget (DESIGN §10; the completion bench reads
+/// it with `MIRA_LOG=mira::complete::timing=debug`): from the request to the HTTP client,
+/// and from the answer's last byte read to the suggestion.
+fn log_own_time(started: Instant, out: &FimOutput) {
+    let (Some(sent), Some(read)) = (out.sent, out.read) else {
+        return;
+    };
+    tracing::debug!(
+        target: "mira::complete::timing",
+        to_call_us = sent.saturating_duration_since(started).as_micros() as u64,
+        after_read_us = read.elapsed().as_micros() as u64,
+        "completion served"
+    );
 }
 
 fn file_name(uri: &Uri) -> String {

@@ -233,6 +233,7 @@ async fn chat_call(
         Ok(c) => Ok(FimOutput {
             text: strip_fences(&c.text()),
             usage: c.usage,
+            ..Default::default()
         }),
         Err(f) => Err(match f.error {
             LlmError::Cancelled => CallError::Cancelled,

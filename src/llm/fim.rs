@@ -12,7 +12,7 @@
 //! Retries are deliberately absent: a completion that arrives late is worthless, and the next
 //! keystroke asks again.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use eventsource_stream::Eventsource;
 use futures::StreamExt;
@@ -91,6 +91,10 @@ impl FimRequest {
 pub struct FimOutput {
     pub text: String,
     pub usage: Usage,
+    /// When the request went to the HTTP client, and when its answer was read: what lies
+    /// between is the server's (and the network's) time, not Mira's.
+    pub sent: Option<Instant>,
+    pub read: Option<Instant>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -206,6 +210,7 @@ impl FimClient {
         cancel: &CancellationToken,
     ) -> Result<FimOutput, FimError> {
         let body = serde_json::to_vec(&self.body(req)).expect("FIM bodies serialise");
+        let sent = Instant::now();
         let response = tokio::select! {
             biased;
             _ = cancel.cancelled() => return Err(FimError::Cancelled),
@@ -217,11 +222,14 @@ impl FimClient {
                 _ => self.read_sse(response, req.single_line).await,
             }
         };
-        tokio::select! {
+        let mut out = tokio::select! {
             biased;
-            _ = cancel.cancelled() => Err(FimError::Cancelled),
-            r = read => r,
-        }
+            _ = cancel.cancelled() => return Err(FimError::Cancelled),
+            r = read => r?,
+        };
+        out.sent = Some(sent);
+        out.read = Some(Instant::now());
+        Ok(out)
     }
 
     async fn open(&self, body: Vec<u8>) -> Result<reqwest::Response, FimError> {
@@ -413,6 +421,7 @@ impl Collector {
         FimOutput {
             text: self.text,
             usage: self.usage,
+            ..Default::default()
         }
     }
 }

@@ -180,10 +180,17 @@ pub struct MockFim {
     pub addr: SocketAddr,
     pub wire: FimWire,
     state: Arc<Mutex<State>>,
+    /// Keep connections open after a finished answer, as llama.cpp and vLLM do, so the
+    /// client's pool reuses them (the bench); tests close each one to watch it end.
+    keep_alive: bool,
 }
 
 impl MockFim {
     pub async fn start(wire: FimWire) -> MockFim {
+        Self::start_with(wire, false).await
+    }
+
+    async fn start_with(wire: FimWire, keep_alive: bool) -> MockFim {
         let listener = TcpListener::bind("127.0.0.1:0")
             .await
             .expect("bind loopback");
@@ -192,10 +199,14 @@ impl MockFim {
             addr,
             wire,
             state: Default::default(),
+            keep_alive,
         };
         let m = mock.clone();
         tokio::spawn(async move {
             while let Ok((sock, _)) = listener.accept().await {
+                // Frames go out as written, as real servers do (uvicorn, llama.cpp): with
+                // Nagle a reused connection's last frame waits for a delayed ACK (~40 ms).
+                let _ = sock.set_nodelay(true);
                 let m = m.clone();
                 tokio::spawn(async move { m.serve(sock).await });
             }
@@ -205,6 +216,15 @@ impl MockFim {
 
     /// On its own thread and runtime, for benches and blocking tests.
     pub fn start_in_background(wire: FimWire) -> MockFim {
+        Self::background(wire, false)
+    }
+
+    /// Like [`MockFim::start_in_background`], serving many requests per connection.
+    pub fn keep_alive_in_background(wire: FimWire) -> MockFim {
+        Self::background(wire, true)
+    }
+
+    fn background(wire: FimWire, keep_alive: bool) -> MockFim {
         let (tx, rx) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
             let rt = tokio::runtime::Builder::new_current_thread()
@@ -212,7 +232,8 @@ impl MockFim {
                 .build()
                 .unwrap();
             rt.block_on(async move {
-                tx.send(MockFim::start(wire).await).unwrap();
+                tx.send(MockFim::start_with(wire, keep_alive).await)
+                    .unwrap();
                 std::future::pending::<()>().await;
             });
         });
@@ -272,10 +293,19 @@ impl MockFim {
         st.requests[i].last_byte = Some(last_byte);
     }
 
+    /// Serve the connection's requests: one, or with keep-alive every one until the client
+    /// closes it or an answer does not finish.
     async fn serve(&self, mut sock: TcpStream) {
-        let accepted = Instant::now();
-        let Some((path, headers, body)) = read_request(&mut sock).await else {
-            return;
+        let mut accepted = Instant::now();
+        while self.serve_one(&mut sock, accepted).await == Served::Finished && self.keep_alive {
+            accepted = Instant::now();
+        }
+        let _ = sock.shutdown().await;
+    }
+
+    async fn serve_one(&self, sock: &mut TcpStream, accepted: Instant) -> Served {
+        let Some((path, headers, body)) = read_request(sock).await else {
+            return Served::Cut;
         };
         let (i, reply) = {
             let mut st = self.state.lock().unwrap();
@@ -315,8 +345,8 @@ impl MockFim {
                 head.push_str("\r\n");
                 let _ = sock.write_all(head.as_bytes()).await;
                 let _ = sock.write_all(body.as_bytes()).await;
-                let _ = sock.shutdown().await;
                 self.set_served(i, Served::Status(code), Instant::now());
+                Served::Status(code)
             }
             Reply::Stream {
                 parts,
@@ -326,15 +356,17 @@ impl MockFim {
             } => {
                 let frames = render(self.wire, &parts);
                 let (served, last_byte) = stream(
-                    &mut sock,
+                    sock,
                     &frames,
                     first_byte_delay,
                     gap,
                     cut_after,
                     self.wire.ndjson(),
+                    self.keep_alive,
                 )
                 .await;
                 self.set_served(i, served, last_byte);
+                served
             }
         }
     }
@@ -361,6 +393,7 @@ async fn stream(
     gap: Duration,
     cut_after: Option<usize>,
     ndjson: bool,
+    keep_alive: bool,
 ) -> (Served, Instant) {
     let of = frames.len();
     if wait_or_closed(sock, first_byte_delay).await {
@@ -371,8 +404,9 @@ async fn stream(
     } else {
         "text/event-stream"
     };
+    let connection = if keep_alive { "keep-alive" } else { "close" };
     let head = format!(
-        "HTTP/1.1 200 OK\r\ncontent-type: {ctype}\r\ntransfer-encoding: chunked\r\nconnection: close\r\n\r\n"
+        "HTTP/1.1 200 OK\r\ncontent-type: {ctype}\r\ntransfer-encoding: chunked\r\nconnection: {connection}\r\n\r\n"
     );
     if sock.write_all(head.as_bytes()).await.is_err() {
         return (Served::ClosedByClient { after: 0, of }, Instant::now());
@@ -396,7 +430,7 @@ async fn stream(
         }
     }
     let _ = sock.write_all(b"0\r\n\r\n").await;
-    let _ = sock.shutdown().await;
+    let _ = sock.flush().await;
     (Served::Finished, last_byte)
 }
 
