@@ -387,8 +387,13 @@ try {
   await page.locator('.quick-input-list .monaco-list-row', { hasText: 'Open the conversation transcript' }).first().click();
   const transcriptTab = page.locator('.tab', { hasText: 'conversation.md' }).first();
   await transcriptTab.waitFor({ state: 'visible', timeout: 15_000 }).catch(() => fail('the transcript did not open'));
+  // Opening the transcript moves the keyboard focus into its editor a moment later, so a key
+  // pressed in the chat could land in conversation.md: send with the button, by mouse.
+  await until('the transcript editor active', async () => /\bactive\b/.test((await transcriptTab.getAttribute('class')) ?? ''), 10_000, 100);
   await frame.locator('#question').fill('What does total return?');
-  await frame.locator('#question').press('Enter');
+  await frame.locator('#send').click();
+  await until('the question sent', async () => (await frame.locator('#question').inputValue()) === '', 10_000, 100)
+    .catch(() => fail('the question stayed in the chat input'));
   let sawDirty = false;
   await until('the answer in the open transcript', async () => {
     if (/\bdirty\b/.test((await transcriptTab.getAttribute('class')) ?? '')) sawDirty = true;
