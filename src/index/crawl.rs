@@ -22,7 +22,12 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::{self, SyncSender};
 use std::time::{Duration, Instant, UNIX_EPOCH};
-use writer::{BATCH, Examined, Shared, Writer};
+use writer::{Examined, Shared, Writer};
+
+/// Files found and not yet taken by a parser, at most.
+const FOUND_QUEUE: usize = 1024;
+/// Parsed files not yet taken by the writer, at most.
+const PARSED_QUEUE: usize = 32;
 
 #[derive(Clone, Debug)]
 pub struct CrawlOptions {
@@ -235,8 +240,10 @@ pub fn crawl(
     let abort = AtomicBool::new(false);
     let limit = opts.max_file_bytes;
     progress(CrawlProgress { done: 0, total: 0 });
-    let (found_tx, found_rx) = mpsc::sync_channel::<Found>(BATCH * 2);
-    let (done_tx, done_rx) = mpsc::sync_channel::<Examined>(BATCH * 2);
+    // Bounded: a walk far ahead of the parsers holds only paths, but parsed files waiting
+    // for the writer hold their symbols and chunks (tens of KB each), so that queue is short.
+    let (found_tx, found_rx) = mpsc::sync_channel::<Found>(FOUND_QUEUE);
+    let (done_tx, done_rx) = mpsc::sync_channel::<Examined>(PARSED_QUEUE);
     let seen = std::thread::scope(|scope| {
         let (known, clock, abort, to_examine) = (&known, &clock, &abort, &to_examine);
         let walk = Walk {
@@ -472,7 +479,9 @@ fn examine(c: &Candidate, old: Option<&FileRow>, limit: u64, clock: &StageClock)
         return Outcome::Unreadable("the parser gave up on this file".into());
     };
     let symbols = clock.time(Stage::Extract, || {
-        super::extract::extract(c.lang, &tree, &bytes)
+        let mut symbols = super::extract::extract(c.lang, &tree, &bytes);
+        symbols.compact();
+        symbols
     });
     // Freeing the tree is parsing's cost, not the chunks'.
     clock.time(Stage::Parse, || drop(tree));

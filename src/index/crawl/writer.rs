@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 
 /// Files per transaction at most. Commits cost little in WAL mode with `synchronous=NORMAL`,
 /// but each one is a point where the sink and progress hear of what was written.
-pub(super) const BATCH: usize = 1024;
+const BATCH: usize = 1024;
 /// A transaction stays open at most this long: other processes' writers (memories, another
 /// window's watcher) wait behind it, and the editor should see symbols arrive.
 const BATCH_TIME: Duration = Duration::from_millis(400);
