@@ -437,14 +437,14 @@ fn print_stages(st: &mira::index::crawl::StageTimes, wall: Duration) {
         ms(st.writer_idle),
         ms(st.parse_blocked)
     );
-    let bottleneck = if st.parse_blocked > wall / 10 {
-        "the writer is the bottleneck (parsers waited for it)"
-    } else {
-        "the writer keeps up (parsers rarely waited for it)"
-    };
+    let all = st.read + st.parse + st.extract + st.chunks + st.write;
     println!(
-        "writer busy {:.0}% of the cold wall; {bottleneck}",
-        st.write.as_secs_f64() / wall.as_secs_f64() * 100.0
+        "the writer (serial) did {:.0}% of the crawl's CPU: with enough cores the cold wall cannot drop below {}; of the {} wall, parsers waited {} for the writer and the writer {} for them",
+        st.write.as_secs_f64() / all.as_secs_f64().max(1e-9) * 100.0,
+        ms(st.write),
+        ms(wall),
+        ms(st.parse_blocked),
+        ms(st.writer_idle)
     );
 }
 
