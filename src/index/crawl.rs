@@ -239,7 +239,6 @@ pub fn crawl(
     let to_examine = AtomicUsize::new(0);
     let abort = AtomicBool::new(false);
     let limit = opts.max_file_bytes;
-    progress(CrawlProgress { done: 0, total: 0 });
     // Bounded: a walk far ahead of the parsers holds only paths, but parsed files waiting
     // for the writer hold their symbols and chunks (tens of KB each), so that queue is short.
     let (found_tx, found_rx) = mpsc::sync_channel::<Found>(FOUND_QUEUE);
@@ -255,28 +254,7 @@ pub fn crawl(
             to_examine,
         };
         scope.spawn(move || walk.run(found_tx));
-        scope.spawn(move || {
-            found_rx
-                .into_iter()
-                .par_bridge()
-                .for_each_with(done_tx, |tx, found| {
-                    if abort.load(Ordering::Relaxed) {
-                        return;
-                    }
-                    let item = match found {
-                        Found::File(c) if c.trusted => Examined::File(c, Outcome::Trusted),
-                        Found::File(c) => {
-                            let outcome = examine(&c, known.get(&c.rel), limit, clock);
-                            Examined::File(c, outcome)
-                        }
-                        Found::Error(s) => Examined::WalkError(s),
-                    };
-                    let t = Instant::now();
-                    // The receiver only goes away on a database error; nothing left to do then.
-                    let _ = tx.send(item);
-                    clock.add(Stage::ParseBlocked, t.elapsed());
-                });
-        });
+        scope.spawn(move || examine_all(found_rx, done_tx, known, limit, clock, abort));
         let writer = Writer {
             project_id,
             known,
@@ -314,6 +292,38 @@ pub fn crawl(
     stats.stages = clock.times();
     stats.elapsed = started.elapsed();
     Ok(stats)
+}
+
+/// The parse pool: examines each file the walk finds (on every rayon thread) and hands the
+/// outcome to the writer.
+fn examine_all(
+    found: mpsc::Receiver<Found>,
+    done: SyncSender<Examined>,
+    known: &HashMap<String, FileRow>,
+    limit: u64,
+    clock: &StageClock,
+    abort: &AtomicBool,
+) {
+    found
+        .into_iter()
+        .par_bridge()
+        .for_each_with(done, |tx, found| {
+            if abort.load(Ordering::Relaxed) {
+                return;
+            }
+            let item = match found {
+                Found::File(c) if c.trusted => Examined::File(c, Outcome::Trusted),
+                Found::File(c) => {
+                    let outcome = examine(&c, known.get(&c.rel), limit, clock);
+                    Examined::File(c, outcome)
+                }
+                Found::Error(s) => Examined::WalkError(s),
+            };
+            let t = Instant::now();
+            // The receiver only goes away on a database error; nothing left to do then.
+            let _ = tx.send(item);
+            clock.add(Stage::ParseBlocked, t.elapsed());
+        });
 }
 
 /// What the walk hands the parsers.

@@ -34,7 +34,9 @@ pub struct IndexSummary {
     pub skipped: usize,
     /// The files left out and why (the first [`SKIPPED_LISTED`]).
     pub skipped_files: Vec<SkippedFile>,
-    /// Folders that could not be indexed, and why (their symbols are missing).
+    /// Folders that could not be indexed, and why (their symbols are missing); left out
+    /// while there are none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub failed_folders: Vec<FailedFolder>,
 }
 

@@ -50,15 +50,6 @@ pub(super) struct Writer<'a> {
     pub sink: &'a (dyn Fn(FileUpdate) + Sync),
 }
 
-/// What the writer got from the channel.
-enum Next {
-    Item(Examined),
-    /// Nothing arrived for [`IDLE_FLUSH`].
-    Idle,
-    /// The parsers are done.
-    End,
-}
-
 /// The writer's running state across transactions.
 #[derive(Default)]
 struct Tally {
@@ -94,12 +85,12 @@ impl Writer<'_> {
         let mut tally = Tally::default();
         loop {
             let first = match self.next(rx) {
-                Next::Item(item) => match self.take(item, &mut tally, stats) {
+                Ok(item) => match self.take(item, &mut tally, stats) {
                     Some(file) => file,
                     None => continue,
                 },
-                Next::Idle => continue,
-                Next::End => return Ok(tally.seen),
+                Err(RecvTimeoutError::Timeout) => continue,
+                Err(RecvTimeoutError::Disconnected) => return Ok(tally.seen),
             };
             if self.batch(conn, first, rx, &mut tally, stats)? {
                 return Ok(tally.seen);
@@ -127,14 +118,15 @@ impl Writer<'_> {
                 break false;
             }
             match self.next(rx) {
-                Next::Item(item) => {
+                Ok(item) => {
                     if let Some(file) = self.take(item, tally, stats) {
                         self.write_one(&tx, &mut updates, file, stats)?;
                         files += 1;
                     }
                 }
-                Next::Idle => break false,
-                Next::End => break true,
+                // Quiet: commit what is there so the editor sees it.
+                Err(RecvTimeoutError::Timeout) => break false,
+                Err(RecvTimeoutError::Disconnected) => break true,
             }
         };
         self.shared.clock.time(Stage::Commit, || tx.commit())?;
@@ -150,15 +142,13 @@ impl Writer<'_> {
         Ok(ended)
     }
 
-    fn next(&self, rx: &Receiver<Examined>) -> Next {
+    /// The next examined file; `Timeout` when nothing came for [`IDLE_FLUSH`],
+    /// `Disconnected` when the parsers are done.
+    fn next(&self, rx: &Receiver<Examined>) -> Result<Examined, RecvTimeoutError> {
         let waited = Instant::now();
         let item = rx.recv_timeout(IDLE_FLUSH);
         self.shared.clock.add(Stage::WriterIdle, waited.elapsed());
-        match item {
-            Ok(item) => Next::Item(item),
-            Err(RecvTimeoutError::Timeout) => Next::Idle,
-            Err(RecvTimeoutError::Disconnected) => Next::End,
-        }
+        item
     }
 
     /// Notes what needs no write (walk errors, trusted files); returns what does.
