@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # Index benchmark against universal-ctags, on corpora fetched from package registries
 # (nothing is vendored). Prints wall/CPU time and their ratio, files/s, MB/s, peak RSS,
-# symbols per language vs ctags, warm restart, edit→symbols p50/p99 on a ~7.5k-line file
-# and workspace/symbol p50/p99 over ≥250k symbols.
+# where the crawl's time went (stages), tree-sitter's parse-only floor on the same files and
+# threads, thread scaling at RAYON_NUM_THREADS=1/2/4/8, symbols per language vs ctags, warm
+# restart, edit→symbols p50/p99 on a ~7.5k-line file, workspace/symbol p50/p99 over ≥250k
+# symbols, keystroke→symbols per language, and the real `mira lsp`'s peak RSS with a
+# ≥1M-line project indexed (the corpus without Go's sources).
 #
 #   scripts/bench-index.sh            # the mixed corpus (crates + PyPI + npm + Debian Go)
 #   CORPUS=small scripts/bench-index.sh   # crates + npm only, for a quick look
@@ -64,16 +67,23 @@ fi
 
 [ -n "${FETCH_ONLY:-}" ] && { echo "$corpus"; exit 0; }
 cd "$here"
-cargo build --release --example bench_index --example bench_typing >&2
+cargo build --release --example bench_index --example bench_typing --example bench_lsp_rss --bin mira >&2
 bin="${CARGO_TARGET_DIR:-$here/target}/release/examples"
+echo "load average before the run: $(cut -d' ' -f1-3 /proc/loadavg)"
 "$bin/bench_index" "$corpus" "$@"
 # Keystroke → symbols where people type (a new function at the start, middle and end, and
 # inside the largest item), per language: the corpus file nearest 7,500 lines (.js: rxjs's
 # bundles, so a bundled file is among them).
+# (`|| true`: `head` closing the pipe is not a failure under pipefail.)
 typing=()
 for ext in rs py ts js; do
   f=$(find "$corpus" -name "*.$ext" -size +60k -print0 | xargs -0 -r wc -l | grep -v ' total$' \
-      | awk '{d = $1 - 7500; if (d < 0) d = -d; print d, $2}' | sort -n | head -1 | cut -d' ' -f2-)
+      | awk '{d = $1 - 7500; if (d < 0) d = -d; print d, $2}' | sort -n | head -1 | cut -d' ' -f2- || true)
   [ -n "$f" ] && typing+=("$f")
 done
 "$bin/bench_typing" "${typing[@]}"
+# Peak RSS of the real language server with ≥1M lines indexed (a fresh MIRA_HOME).
+parts=()
+for d in "$corpus"/crates/* "$corpus"/npm/* "$corpus"/pypi/*; do [ -d "$d" ] && parts+=("$d"); done
+"$bin/bench_lsp_rss" --mira "$bin/../mira" "${parts[@]}"
+echo "load average after the run: $(cut -d' ' -f1-3 /proc/loadavg)"

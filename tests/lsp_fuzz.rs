@@ -233,9 +233,39 @@ async fn check_documents(server: &mut TestServer, docs: &[Doc], seed: u64, step:
     }
 }
 
+/// The server's stderr, kept in a file: the fuzz makes it warn thousands of times
+/// ("malformed message"), which belongs in no CI log unless the test fails.
+struct ServerLog(std::path::PathBuf);
+
+impl ServerLog {
+    fn stdio(&self) -> std::process::Stdio {
+        std::fs::File::create(&self.0)
+            .expect("create the server's stderr file")
+            .into()
+    }
+}
+
+impl Drop for ServerLog {
+    fn drop(&mut self) {
+        if !std::thread::panicking() {
+            return;
+        }
+        let text = std::fs::read_to_string(&self.0).unwrap_or_default();
+        let lines: Vec<&str> = text.lines().collect();
+        let tail = &lines[lines.len().saturating_sub(60)..];
+        eprintln!(
+            "--- last {} of {} lines the server wrote to stderr ---\n{}",
+            tail.len(),
+            lines.len(),
+            tail.join("\n")
+        );
+    }
+}
+
 async fn run(seed: u64, steps: usize) {
     let sandbox = Sandbox::new();
-    let mut server = TestServer::binary(&sandbox);
+    let log = ServerLog(sandbox.dir.path().join("server-stderr.log"));
+    let mut server = TestServer::binary_with_stderr(sandbox.env(), &sandbox.project(), log.stdio());
     server.initialize_default(&sandbox, &["utf-16"]).await;
     let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
     let mut docs = Vec::new();

@@ -1,23 +1,33 @@
-//! The cold index: a gitignore-aware walk, parsing on every core with rayon, one writer
-//! thread batching SQLite transactions. Unchanged files (same size and mtime, or same
-//! content hash) are not parsed again.
+//! The cold index, pipelined: a parallel gitignore-aware walk feeds files as it finds them
+//! to the parsers (rayon, every core), which feed one writer thread batching SQLite
+//! transactions; bounded channels between the stages. Unchanged files (same size and mtime,
+//! or same content hash) are not parsed again. `CrawlStats::stages` says where time went.
+
+mod stages;
+mod writer;
+
+pub use stages::StageTimes;
 
 use super::db::{self, FileMeta, FileRow};
 use super::model::FileSymbols;
-use super::parse::parse_and_extract;
 use super::registry::Lang;
+use super::search::Chunk;
 use rayon::prelude::*;
 use rusqlite::Connection;
+use stages::{Stage, StageClock};
 use std::collections::{HashMap, HashSet};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::mpsc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::mpsc::{self, SyncSender};
 use std::time::{Duration, Instant, UNIX_EPOCH};
+use writer::{Examined, Shared, Writer};
 
-/// Files written per transaction: big enough to amortise commits, small enough that
-/// readers (other editor windows) never wait long.
-const BATCH: usize = 256;
+/// Files found and not yet taken by a parser, at most.
+const FOUND_QUEUE: usize = 1024;
+/// Parsed files not yet taken by the writer, at most.
+const PARSED_QUEUE: usize = 32;
 
 #[derive(Clone, Debug)]
 pub struct CrawlOptions {
@@ -129,6 +139,8 @@ pub struct CrawlStats {
     pub symbols: u64,
     pub skipped: Vec<Skipped>,
     pub elapsed: Duration,
+    /// Where the time went.
+    pub stages: StageTimes,
 }
 
 /// A change to the in-memory view, emitted as files are written.
@@ -156,8 +168,8 @@ enum Outcome {
     Parsed {
         meta: FileMeta,
         symbols: FileSymbols,
-        /// The head of each symbol's code, for its code-search chunk.
-        heads: Vec<String>,
+        /// Each symbol's code-search chunk.
+        chunks: Vec<Chunk>,
         bytes: u64,
     },
     /// Same content as indexed; only the mtime moved.
@@ -171,6 +183,8 @@ enum Outcome {
     /// Deleted between the walk and the read.
     Vanished,
     Unreadable(String),
+    /// Same size and mtime as indexed: trusted without reading (a warm restart reads nothing).
+    Trusted,
 }
 
 struct Candidate {
@@ -179,6 +193,8 @@ struct Candidate {
     lang: Lang,
     size: u64,
     mtime_ns: i64,
+    /// Same size and mtime as indexed.
+    trusted: bool,
 }
 
 pub fn mtime_ns(meta: &std::fs::Metadata) -> i64 {
@@ -219,111 +235,46 @@ pub fn crawl(
     let started = Instant::now();
     let mut stats = CrawlStats::default();
     let known = db::file_rows(conn, project_id)?;
-
-    let mut candidates = Vec::new();
-    let mut seen = HashSet::new();
-    let mut walk = ignore::WalkBuilder::new(root);
-    walk.require_git(false).follow_links(true);
-    // Sensitive files (.env, keys, .miraignore matches) are never indexed, so neither symbols
-    // nor code search ever hold them; once indexed and now sensitive, they count as gone.
-    let sensitive = sensitive_rules(root);
-    let links = LinkedDirs::new(root);
-    walk.filter_entry(move |e| {
-        let is_dir = e.file_type().is_some_and(|t| t.is_dir());
-        if e.path_is_symlink() && !links.follow(e.path(), is_dir) {
-            return false;
-        }
-        let hit = if is_dir {
-            sensitive.is_sensitive_dir(e.path())
-        } else {
-            sensitive.is_sensitive(e.path())
-        };
-        hit.is_none()
-    });
-    if let Some(ov) = opts.overrides(root) {
-        walk.overrides(ov);
-    }
-    for entry in walk.build() {
-        let entry = match entry {
-            Ok(e) => e,
-            Err(err) => {
-                stats.skipped.push(Skipped {
-                    path: walk_error_path(&err, root),
-                    reason: SkipReason::Unreadable(walk_error_message(&err)),
-                });
-                continue;
-            }
-        };
-        if !entry.file_type().is_some_and(|t| t.is_file()) {
-            continue;
-        }
-        let Some(lang) = Lang::for_path(entry.path()) else {
-            continue;
-        };
-        let Some(rel) = relative(root, entry.path()) else {
-            continue;
-        };
-        let Ok(meta) = entry.metadata() else {
-            continue;
-        };
-        seen.insert(rel.clone());
-        candidates.push(Candidate {
-            rel,
-            abs: entry.path().to_path_buf(),
-            lang,
-            size: meta.len(),
-            mtime_ns: mtime_ns(&meta),
-        });
-    }
-    stats.files = candidates.len();
-
-    // Same size and mtime as indexed: trust it without reading (a warm restart reads nothing).
-    let (fresh, stale): (Vec<_>, Vec<_>) = candidates.into_iter().partition(|c| {
-        known.get(&c.rel).is_some_and(|row| {
-            row.meta.size == c.size
-                && row.meta.mtime_ns == c.mtime_ns
-                && row.language == c.lang.name()
-        })
-    });
-    stats.unchanged = fresh.len();
-    for c in &fresh {
-        if let Some(row) = known.get(&c.rel) {
-            match &row.skip_reason {
-                Some(reason) => stats.skipped.push(Skipped {
-                    path: c.rel.clone(),
-                    reason: parse_skip_reason(reason),
-                }),
-                None => {
-                    stats.lines += row.meta.lines as u64;
-                    stats.bytes += row.meta.size;
-                }
-            }
-        }
-    }
-
-    let total = stale.len();
-    progress(CrawlProgress { done: 0, total });
-    let (tx, rx) = mpsc::sync_channel::<(Candidate, Outcome)>(BATCH * 2);
+    let clock = StageClock::default();
+    let to_examine = AtomicUsize::new(0);
+    let abort = AtomicBool::new(false);
     let limit = opts.max_file_bytes;
-    let write_result = std::thread::scope(|scope| {
-        let known = &known;
-        scope.spawn(move || {
-            stale.into_par_iter().for_each_with(tx, |tx, c| {
-                let outcome = examine(&c, known.get(&c.rel), limit);
-                // The receiver only goes away on a database error; nothing left to do then.
-                let _ = tx.send((c, outcome));
-            });
-        });
-        write_outcomes(
-            conn, project_id, known, rx, total, &mut stats, progress, sink,
-        )
-    });
-    write_result?;
+    // Bounded: a walk far ahead of the parsers holds only paths, but parsed files waiting
+    // for the writer hold their symbols and chunks (tens of KB each), so that queue is short.
+    let (found_tx, found_rx) = mpsc::sync_channel::<Found>(FOUND_QUEUE);
+    let (done_tx, done_rx) = mpsc::sync_channel::<Examined>(PARSED_QUEUE);
+    let seen = std::thread::scope(|scope| {
+        let (known, clock, abort, to_examine) = (&known, &clock, &abort, &to_examine);
+        let walk = Walk {
+            root,
+            opts,
+            known,
+            clock,
+            abort,
+            to_examine,
+        };
+        scope.spawn(move || walk.run(found_tx));
+        scope.spawn(move || examine_all(found_rx, done_tx, known, limit, clock, abort));
+        let writer = Writer {
+            project_id,
+            known,
+            shared: Shared {
+                clock,
+                to_examine,
+                abort,
+            },
+            progress,
+            sink,
+        };
+        writer.run(conn, done_rx, &mut stats)
+    })?;
+    stats.files = seen.len();
+    stats.skipped.sort_by(|a, b| a.path.cmp(&b.path));
 
     // Files indexed before and not found now have left the project.
     let gone: Vec<&String> = known.keys().filter(|p| !seen.contains(*p)).collect();
     if !gone.is_empty() {
-        let tx = conn.transaction()?;
+        let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
         for path in &gone {
             db::remove_file(&tx, project_id, path)?;
         }
@@ -338,107 +289,148 @@ pub fn crawl(
         [project_id],
         |r| r.get::<_, i64>(0),
     )? as u64;
+    stats.stages = clock.times();
     stats.elapsed = started.elapsed();
     Ok(stats)
 }
 
-#[allow(clippy::too_many_arguments)]
-fn write_outcomes(
-    conn: &mut Connection,
-    project_id: i64,
+/// The parse pool: examines each file the walk finds (on every rayon thread) and hands the
+/// outcome to the writer.
+fn examine_all(
+    found: mpsc::Receiver<Found>,
+    done: SyncSender<Examined>,
     known: &HashMap<String, FileRow>,
-    rx: mpsc::Receiver<(Candidate, Outcome)>,
-    total: usize,
-    stats: &mut CrawlStats,
-    progress: &(dyn Fn(CrawlProgress) + Sync),
-    sink: &(dyn Fn(FileUpdate) + Sync),
-) -> rusqlite::Result<()> {
-    let mut done = 0usize;
-    let mut batch = Vec::with_capacity(BATCH);
-    let mut rx_iter = rx.into_iter().peekable();
-    while rx_iter.peek().is_some() {
-        batch.clear();
-        batch.extend(rx_iter.by_ref().take(BATCH));
-        let tx = conn.transaction()?;
-        let mut updates = Vec::new();
-        for (c, outcome) in batch.drain(..) {
-            match outcome {
-                Outcome::Parsed {
-                    meta,
-                    symbols,
-                    heads,
-                    bytes,
-                } => {
-                    db::replace_file(
-                        &tx,
-                        project_id,
-                        &c.rel,
-                        c.lang.name(),
-                        &meta,
-                        &symbols,
-                        &heads,
-                    )?;
-                    stats.parsed += 1;
-                    stats.lines += meta.lines as u64;
-                    stats.bytes += bytes;
-                    updates.push(FileUpdate::Indexed {
-                        path: c.rel,
-                        lang: c.lang,
-                        ascii: meta.ascii,
-                        symbols: Arc::new(symbols),
-                    });
-                }
-                Outcome::SameContent { mtime_ns } => {
-                    if let Some(row) = known.get(&c.rel) {
-                        db::touch_file(&tx, row.id, mtime_ns)?;
-                        stats.lines += row.meta.lines as u64;
-                        stats.bytes += row.meta.size;
-                    }
-                    stats.unchanged += 1;
-                }
-                Outcome::Skipped { meta, reason } => {
-                    db::record_skipped(
-                        &tx,
-                        project_id,
-                        &c.rel,
-                        c.lang.name(),
-                        &meta,
-                        &reason.to_string(),
-                    )?;
-                    if known.get(&c.rel).is_some_and(|r| r.skip_reason.is_none()) {
-                        updates.push(FileUpdate::Removed {
-                            path: c.rel.clone(),
-                        });
-                    }
-                    stats.skipped.push(Skipped {
-                        path: c.rel,
-                        reason,
-                    });
-                }
-                Outcome::Vanished => {
-                    tracing::debug!(path = %c.rel, "file vanished during indexing");
-                }
-                Outcome::Unreadable(e) => {
-                    tracing::warn!(path = %c.rel, error = %e, "cannot read file; skipped");
-                    stats.skipped.push(Skipped {
-                        path: c.rel,
-                        reason: SkipReason::Unreadable(e),
-                    });
-                }
+    limit: u64,
+    clock: &StageClock,
+    abort: &AtomicBool,
+) {
+    found
+        .into_iter()
+        .par_bridge()
+        .for_each_with(done, |tx, found| {
+            if abort.load(Ordering::Relaxed) {
+                return;
             }
-            done += 1;
-        }
-        tx.commit()?;
-        for u in updates {
-            sink(u);
-        }
-        progress(CrawlProgress { done, total });
+            let item = match found {
+                Found::File(c) if c.trusted => Examined::File(c, Outcome::Trusted),
+                Found::File(c) => {
+                    let outcome = examine(&c, known.get(&c.rel), limit, clock);
+                    Examined::File(c, outcome)
+                }
+                Found::Error(s) => Examined::WalkError(s),
+            };
+            let t = Instant::now();
+            // The receiver only goes away on a database error; nothing left to do then.
+            let _ = tx.send(item);
+            clock.add(Stage::ParseBlocked, t.elapsed());
+        });
+}
+
+/// What the walk hands the parsers.
+enum Found {
+    File(Candidate),
+    Error(Skipped),
+}
+
+/// The walk: gitignore-aware, on as many threads as the parse pool, sending each source
+/// file as soon as it is found.
+struct Walk<'a> {
+    root: &'a Path,
+    opts: &'a CrawlOptions,
+    known: &'a HashMap<String, FileRow>,
+    clock: &'a StageClock,
+    abort: &'a AtomicBool,
+    to_examine: &'a AtomicUsize,
+}
+
+impl Walk<'_> {
+    fn run(self, found: SyncSender<Found>) {
+        let started = Instant::now();
+        let this = &self;
+        self.builder().build_parallel().run(|| {
+            let found = found.clone();
+            Box::new(move |entry| {
+                if this.abort.load(Ordering::Relaxed) {
+                    return ignore::WalkState::Quit;
+                }
+                let Some(item) = this.visit(entry) else {
+                    return ignore::WalkState::Continue;
+                };
+                match found.send(item) {
+                    Ok(()) => ignore::WalkState::Continue,
+                    Err(_) => ignore::WalkState::Quit,
+                }
+            })
+        });
+        self.clock.add(Stage::Walk, started.elapsed());
     }
-    Ok(())
+
+    fn builder(&self) -> ignore::WalkBuilder {
+        let root = self.root;
+        let mut walk = ignore::WalkBuilder::new(root);
+        walk.require_git(false)
+            .follow_links(true)
+            .threads(rayon::current_num_threads());
+        // Sensitive files (.env, keys, .miraignore matches) are never indexed, so neither
+        // symbols nor code search ever hold them; once indexed and now sensitive, they count
+        // as gone.
+        let sensitive = sensitive_rules(root);
+        let links = LinkedDirs::new(root);
+        walk.filter_entry(move |e| {
+            let is_dir = e.file_type().is_some_and(|t| t.is_dir());
+            if e.path_is_symlink() && !links.follow(e.path(), is_dir) {
+                return false;
+            }
+            let hit = if is_dir {
+                sensitive.is_sensitive_dir(e.path())
+            } else {
+                sensitive.is_sensitive(e.path())
+            };
+            hit.is_none()
+        });
+        if let Some(ov) = self.opts.overrides(root) {
+            walk.overrides(ov);
+        }
+        walk
+    }
+
+    fn visit(&self, entry: Result<ignore::DirEntry, ignore::Error>) -> Option<Found> {
+        let entry = match entry {
+            Ok(e) => e,
+            Err(err) => {
+                return Some(Found::Error(Skipped {
+                    path: walk_error_path(&err, self.root),
+                    reason: SkipReason::Unreadable(walk_error_message(&err)),
+                }));
+            }
+        };
+        if !entry.file_type().is_some_and(|t| t.is_file()) {
+            return None;
+        }
+        let lang = Lang::for_path(entry.path())?;
+        let rel = relative(self.root, entry.path())?;
+        let meta = entry.metadata().ok()?;
+        let (size, mtime_ns) = (meta.len(), mtime_ns(&meta));
+        // Same size and mtime as indexed: trust it without reading.
+        let trusted = self.known.get(&rel).is_some_and(|row| {
+            row.meta.size == size && row.meta.mtime_ns == mtime_ns && row.language == lang.name()
+        });
+        if !trusted {
+            self.to_examine.fetch_add(1, Ordering::Relaxed);
+        }
+        Some(Found::File(Candidate {
+            rel,
+            abs: entry.into_path(),
+            lang,
+            size,
+            mtime_ns,
+            trusted,
+        }))
+    }
 }
 
 /// Reads, hashes and (when the content changed) parses one file.
-fn examine(c: &Candidate, old: Option<&FileRow>, limit: u64) -> Outcome {
+fn examine(c: &Candidate, old: Option<&FileRow>, limit: u64, clock: &StageClock) -> Outcome {
     let skipped_meta = |size| FileMeta {
         size,
         mtime_ns: c.mtime_ns,
@@ -455,6 +447,7 @@ fn examine(c: &Candidate, old: Option<&FileRow>, limit: u64) -> Outcome {
             },
         };
     }
+    let read = stages::thread_cpu();
     let bytes = match read_capped(&c.abs, limit) {
         Ok(b) => b,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Outcome::Vanished,
@@ -471,6 +464,7 @@ fn examine(c: &Candidate, old: Option<&FileRow>, limit: u64) -> Outcome {
         };
     }
     let hash = *blake3::hash(&bytes).as_bytes();
+    clock.add(Stage::Read, stages::thread_cpu().saturating_sub(read));
     if let Some(old) = old
         && old.meta.hash == hash
         && old.skip_reason.is_none()
@@ -491,14 +485,24 @@ fn examine(c: &Candidate, old: Option<&FileRow>, limit: u64) -> Outcome {
     if let Some(reason) = content_skip_reason(&c.rel, &bytes, lines) {
         return Outcome::Skipped { meta, reason };
     }
-    match parse_and_extract(c.lang, &bytes) {
-        Some(symbols) => Outcome::Parsed {
-            meta,
-            heads: super::search::body_heads(&symbols, &bytes),
-            symbols,
-            bytes: bytes.len() as u64,
-        },
-        None => Outcome::Unreadable("the parser gave up on this file".into()),
+    let Some(tree) = clock.time(Stage::Parse, || super::parse::parse(c.lang, &bytes)) else {
+        return Outcome::Unreadable("the parser gave up on this file".into());
+    };
+    let symbols = clock.time(Stage::Extract, || {
+        let mut symbols = super::extract::extract(c.lang, &tree, &bytes);
+        symbols.compact();
+        symbols
+    });
+    // Freeing the tree is parsing's cost, not the chunks'.
+    clock.time(Stage::Parse, || drop(tree));
+    let chunks = clock.time(Stage::Chunks, || {
+        super::search::file_chunks(&symbols, &bytes)
+    });
+    Outcome::Parsed {
+        meta,
+        chunks,
+        symbols,
+        bytes: bytes.len() as u64,
     }
 }
 
@@ -593,17 +597,26 @@ pub fn reindex_path(
         lang,
         size: meta.len(),
         mtime_ns: mtime_ns(&meta),
+        trusted: false,
     };
-    let outcome = examine(&c, old.as_ref(), opts.max_file_bytes);
-    let tx = conn.transaction()?;
+    let outcome = examine(
+        &c,
+        old.as_ref(),
+        opts.max_file_bytes,
+        &StageClock::default(),
+    );
+    let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
     let update = match outcome {
         Outcome::Parsed {
             meta,
             symbols,
-            heads,
+            chunks,
             ..
         } => {
-            db::replace_file(&tx, project_id, &rel, lang.name(), &meta, &symbols, &heads)?;
+            let lang_name = lang.name();
+            db::replace_file_with_chunks(
+                &tx, project_id, &rel, lang_name, &meta, &symbols, &chunks,
+            )?;
             Some(FileUpdate::Indexed {
                 path: rel.clone(),
                 lang,
@@ -636,6 +649,7 @@ pub fn reindex_path(
             tracing::warn!(path = %rel, error = %e, "cannot read changed file; keeping the old index");
             None
         }
+        Outcome::Trusted => None,
     };
     tx.commit()?;
     Ok(update)

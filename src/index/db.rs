@@ -2,6 +2,7 @@
 //! Functions take a `Connection`/`Transaction` so callers choose the thread and wrapper.
 
 use super::model::{FileSymbols, Point, RefKind, Reference, Span, Symbol, SymbolKind};
+use super::search::Chunk;
 use rusqlite::{Connection, OptionalExtension, Transaction, params};
 use std::collections::HashMap;
 
@@ -71,6 +72,8 @@ pub fn file_row(
         .map(|r| r.map(|(_, row)| row))
 }
 
+/// Inserts or updates a file's row; `true` with the id when the row is new (so it has no
+/// symbols to clear: the common case of a cold index).
 fn upsert_file(
     tx: &Transaction,
     project_id: i64,
@@ -78,30 +81,39 @@ fn upsert_file(
     language: &str,
     meta: &FileMeta,
     skip_reason: Option<&str>,
-) -> rusqlite::Result<i64> {
-    let mut stmt = tx.prepare_cached(
-        "INSERT INTO files (project_id, path, language, size, mtime_ns, hash, lines, ascii, skip_reason)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
-         ON CONFLICT (project_id, path) DO UPDATE SET
-           language = excluded.language, size = excluded.size, mtime_ns = excluded.mtime_ns,
-           hash = excluded.hash, lines = excluded.lines, ascii = excluded.ascii,
-           skip_reason = excluded.skip_reason
-         RETURNING id",
-    )?;
-    stmt.query_row(
-        params![
-            project_id,
-            path,
-            language,
-            meta.size as i64,
-            meta.mtime_ns,
-            &meta.hash[..],
-            meta.lines as i64,
-            meta.ascii,
-            skip_reason
-        ],
-        |r| r.get(0),
-    )
+) -> rusqlite::Result<(i64, bool)> {
+    let values = params![
+        project_id,
+        path,
+        language,
+        meta.size as i64,
+        meta.mtime_ns,
+        &meta.hash[..],
+        meta.lines as i64,
+        meta.ascii,
+        skip_reason
+    ];
+    let inserted = tx
+        .prepare_cached(
+            "INSERT INTO files (project_id, path, language, size, mtime_ns, hash, lines, ascii, skip_reason)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
+             ON CONFLICT (project_id, path) DO NOTHING
+             RETURNING id",
+        )?
+        .query_row(values, |r| r.get(0))
+        .optional()?;
+    if let Some(id) = inserted {
+        return Ok((id, true));
+    }
+    let id = tx
+        .prepare_cached(
+            "UPDATE files SET language = ?3, size = ?4, mtime_ns = ?5, hash = ?6, lines = ?7,
+               ascii = ?8, skip_reason = ?9
+             WHERE project_id = ?1 AND path = ?2
+             RETURNING id",
+        )?
+        .query_row(values, |r| r.get(0))?;
+    Ok((id, false))
 }
 
 fn clear_file_contents(tx: &Transaction, file_id: i64) -> rusqlite::Result<()> {
@@ -113,7 +125,7 @@ fn clear_file_contents(tx: &Transaction, file_id: i64) -> rusqlite::Result<()> {
 }
 
 /// Replaces a file's row, symbols, references and code-search chunks. `heads` holds the
-/// head of each symbol's code ([`super::search::body_heads`]), in symbol order.
+/// head of each symbol's code ([`super::search::head_of`]), in symbol order.
 pub fn replace_file(
     tx: &Transaction,
     project_id: i64,
@@ -123,8 +135,45 @@ pub fn replace_file(
     syms: &FileSymbols,
     heads: &[String],
 ) -> rusqlite::Result<i64> {
-    let file_id = upsert_file(tx, project_id, path, language, meta, None)?;
-    clear_file_contents(tx, file_id)?;
+    let chunks: Vec<Chunk> = syms
+        .symbols
+        .iter()
+        .enumerate()
+        .map(|(i, s)| Chunk::new(s, heads.get(i).map_or("", String::as_str)))
+        .collect();
+    replace_file_with_chunks(tx, project_id, path, language, meta, syms, &chunks)
+}
+
+/// [`replace_file`] with the chunks already built ([`super::search::file_chunks`]).
+pub fn replace_file_with_chunks(
+    tx: &Transaction,
+    project_id: i64,
+    path: &str,
+    language: &str,
+    meta: &FileMeta,
+    syms: &FileSymbols,
+    chunks: &[Chunk],
+) -> rusqlite::Result<i64> {
+    let (file_id, ids) = replace_rows(tx, project_id, path, language, meta, syms)?;
+    super::search::insert_chunks(tx, &ids, chunks)?;
+    Ok(file_id)
+}
+
+/// Replaces a file's row, symbols and references; returns the file's id and each symbol's
+/// row id, in symbol order (for its chunk).
+pub fn replace_rows(
+    tx: &Transaction,
+    project_id: i64,
+    path: &str,
+    language: &str,
+    meta: &FileMeta,
+    syms: &FileSymbols,
+) -> rusqlite::Result<(i64, Vec<i64>)> {
+    let (file_id, new) = upsert_file(tx, project_id, path, language, meta, None)?;
+    if !new {
+        clear_file_contents(tx, file_id)?;
+    }
+    let mut ids = Vec::with_capacity(syms.symbols.len());
     let mut ins = tx.prepare_cached(
         "INSERT INTO symbols (file_id, ordinal, parent, name, kind, container,
            start_byte, end_byte, start_line, start_col, end_line, end_col,
@@ -157,8 +206,7 @@ pub fn replace_file(
             s.doc,
             s.declaration
         ])?;
-        let head = heads.get(i).map_or("", String::as_str);
-        super::search::insert_chunk(tx, tx.last_insert_rowid(), s, head)?;
+        ids.push(tx.last_insert_rowid());
     }
     let mut ins = tx.prepare_cached(
         "INSERT INTO symbol_refs (file_id, kind, name, path, caller,
@@ -187,7 +235,7 @@ pub fn replace_file(
             sp.end.col
         ])?;
     }
-    Ok(file_id)
+    Ok((file_id, ids))
 }
 
 /// Records a file the index deliberately does not parse, so a restart does not re-read it.
@@ -199,7 +247,10 @@ pub fn record_skipped(
     meta: &FileMeta,
     reason: &str,
 ) -> rusqlite::Result<()> {
-    let file_id = upsert_file(tx, project_id, path, language, meta, Some(reason))?;
+    let (file_id, new) = upsert_file(tx, project_id, path, language, meta, Some(reason))?;
+    if new {
+        return Ok(());
+    }
     clear_file_contents(tx, file_id)
 }
 

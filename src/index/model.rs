@@ -266,6 +266,18 @@ pub struct FileSymbols {
 }
 
 impl FileSymbols {
+    /// Compacts a file's symbols for the long-lived index: one call reference per caller
+    /// and callee name (the first site, which is all callers and callees are shown by; the
+    /// database keeps the same), and no spare vector capacity. A crawled project's table
+    /// lives as long as the server, so this is most of `mira lsp`'s memory.
+    pub fn compact(&mut self) {
+        let mut seen = std::collections::HashSet::new();
+        self.refs
+            .retain(|r| r.kind != RefKind::Call || seen.insert((r.caller, r.name.clone())));
+        self.refs.shrink_to_fit();
+        self.symbols.shrink_to_fit();
+    }
+
     /// The qualified name of symbol `i` (`container` + separator + name).
     pub fn qualified_name(&self, i: usize, sep: &str) -> String {
         let s = &self.symbols[i];

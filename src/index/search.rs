@@ -56,24 +56,43 @@ fn name_column(s: &Symbol) -> String {
     format!("{} {qualified} {parts}", s.kind.as_str())
 }
 
-/// Writes the chunk of one stored symbol.
-pub fn insert_chunk(
-    tx: &Transaction,
-    symbol_id: i64,
-    s: &Symbol,
-    head: &str,
-) -> rusqlite::Result<()> {
-    let body = format!("{head}\n{}", identifier_tokens(head));
-    tx.prepare_cached(
+/// One symbol's code-search chunk, its columns ready to insert. Built where the file is
+/// parsed (every core during a crawl), so the writer only inserts.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Chunk {
+    name: String,
+    signature: String,
+    doc: String,
+    body: String,
+}
+
+impl Chunk {
+    pub fn new(s: &Symbol, head: &str) -> Chunk {
+        Chunk {
+            name: name_column(s),
+            signature: format!("{}\n{}", s.signature, identifier_tokens(&s.signature)),
+            doc: s.doc.clone().unwrap_or_default(),
+            body: format!("{head}\n{}", identifier_tokens(head)),
+        }
+    }
+}
+
+/// The chunk of each symbol, in the order of `syms.symbols`.
+pub fn file_chunks(syms: &FileSymbols, source: &[u8]) -> Vec<Chunk> {
+    syms.symbols
+        .iter()
+        .map(|s| Chunk::new(s, &head_of(s, source)))
+        .collect()
+}
+
+/// Writes the chunks of stored symbols (`ids[i]` is the row of `chunks[i]`'s symbol).
+pub fn insert_chunks(tx: &Transaction, ids: &[i64], chunks: &[Chunk]) -> rusqlite::Result<()> {
+    let mut ins = tx.prepare_cached(
         "INSERT INTO code_fts (rowid, name, signature, doc, body) VALUES (?1, ?2, ?3, ?4, ?5)",
-    )?
-    .execute(params![
-        symbol_id,
-        name_column(s),
-        format!("{}\n{}", s.signature, identifier_tokens(&s.signature)),
-        s.doc.as_deref().unwrap_or(""),
-        body
-    ])?;
+    )?;
+    for (id, c) in ids.iter().zip(chunks) {
+        ins.execute(params![id, c.name, c.signature, c.doc, c.body])?;
+    }
     Ok(())
 }
 

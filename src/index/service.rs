@@ -99,6 +99,8 @@ pub struct IndexStatus {
     pub cold_index_done: bool,
     /// The latest crawl of each indexed folder (the project's first), once it finished.
     pub roots: Vec<(PathBuf, Arc<CrawlStats>)>,
+    /// Folders whose disk worker failed, with the reason (they are not being indexed).
+    pub failed: Vec<(PathBuf, String)>,
 }
 
 impl IndexStatus {
@@ -162,6 +164,11 @@ pub(crate) enum Request {
     ColdDone {
         root: PathBuf,
         stats: Arc<CrawlStats>,
+    },
+    /// A folder's disk worker failed before or during its crawl.
+    RootFailed {
+        root: PathBuf,
+        reason: String,
     },
     /// Another workspace folder: its disk worker now runs (keys are absolute paths).
     AddedRoot(PathBuf),
@@ -391,6 +398,7 @@ pub fn start(
         open: HashMap::new(),
         dirty: HashSet::new(),
         crawling: HashSet::from([opts.root.clone()]),
+        failed: Vec::new(),
         stats: Vec::new(),
         disk: disk_tx.clone(),
         watchers: Vec::new(),
@@ -433,6 +441,8 @@ struct Actor {
     dirty: HashSet<Uri>,
     /// Folders whose first crawl has not finished.
     crawling: HashSet<PathBuf>,
+    /// Folders whose disk worker failed, and why; a later successful crawl clears it.
+    failed: Vec<(PathBuf, String)>,
     /// Each folder's latest finished crawl, the project's first.
     stats: Vec<(PathBuf, Arc<CrawlStats>)>,
     disk: std::sync::mpsc::Sender<watch::DiskWork>,
@@ -567,6 +577,7 @@ impl Actor {
     /// A folder left the workspace: forget its files and its crawl, keep open buffers.
     fn drop_root(&mut self, root: &Path) {
         self.crawling.remove(root);
+        self.failed.retain(|(r, _)| r != root);
         self.stats.retain(|(r, _)| r != root);
         let gone: Vec<String> = self
             .table
@@ -640,13 +651,20 @@ impl Actor {
             }
             Request::ColdDone { root, stats } => {
                 self.crawling.remove(&root);
+                self.failed.retain(|(r, _)| *r != root);
                 match self.stats.iter_mut().find(|(r, _)| *r == root) {
                     Some(slot) => slot.1 = stats,
                     None if root == self.root => self.stats.insert(0, (root, stats)),
                     None => self.stats.push((root, stats)),
                 }
             }
+            Request::RootFailed { root, reason } => {
+                self.crawling.remove(&root);
+                self.failed.retain(|(r, _)| *r != root);
+                self.failed.push((root, reason));
+            }
             Request::AddedRoot(root) => {
+                self.failed.retain(|(r, _)| *r != root);
                 self.crawling.insert(root);
             }
             Request::RemovedRoot(root) => self.drop_root(&root),
@@ -720,6 +738,7 @@ impl Actor {
                     open_documents: self.open.len(),
                     cold_index_done: self.crawling.is_empty(),
                     roots: self.stats.clone(),
+                    failed: self.failed.clone(),
                 });
             }
         }

@@ -196,8 +196,14 @@ impl DiskWorker {
         }
     }
 
+    /// Tells the editor (progress ends, showMessage) and the actor, so `mira.status` shows
+    /// the folder as failed instead of "indexing…" forever.
     fn failed(&self, msg: String) {
         tracing::warn!(root = %self.opts.root.display(), "{msg}");
+        let _ = self.actor.send(Request::RootFailed {
+            root: self.opts.root.clone(),
+            reason: msg.clone(),
+        });
         let _ = self.progress.send(IndexProgress::Failed(msg));
     }
 

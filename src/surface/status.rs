@@ -34,6 +34,16 @@ pub struct IndexSummary {
     pub skipped: usize,
     /// The files left out and why (the first [`SKIPPED_LISTED`]).
     pub skipped_files: Vec<SkippedFile>,
+    /// Folders that could not be indexed, and why (their symbols are missing); left out
+    /// while there are none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub failed_folders: Vec<FailedFolder>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct FailedFolder {
+    pub path: String,
+    pub reason: String,
 }
 
 #[derive(Debug, Serialize)]
@@ -52,7 +62,7 @@ impl IndexSummary {
             .iter()
             .map(|(r, _)| r.display().to_string())
             .collect();
-        for f in extra {
+        for f in extra.iter().chain(s.failed.iter().map(|(r, _)| r)) {
             let f = f.display().to_string();
             if !folders.contains(&f) {
                 folders.push(f);
@@ -70,6 +80,14 @@ impl IndexSummary {
                 .map(|(root, k)| SkippedFile {
                     path: root.join(&k.path).display().to_string(),
                     reason: k.reason.to_string(),
+                })
+                .collect(),
+            failed_folders: s
+                .failed
+                .iter()
+                .map(|(root, reason)| FailedFolder {
+                    path: root.display().to_string(),
+                    reason: reason.clone(),
                 })
                 .collect(),
         }
@@ -93,6 +111,12 @@ impl IndexSummary {
                 line.push_str(", …");
             }
             line.push(')');
+        }
+        for f in &self.failed_folders {
+            line.push_str(&format!(
+                "; {} not indexed: {} (fix that, then run mira.reindex)",
+                f.path, f.reason
+            ));
         }
         line
     }

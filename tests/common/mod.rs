@@ -109,6 +109,16 @@ impl TestServer {
     }
 
     pub fn binary_with_env(env: Vec<(String, String)>, cwd: &Path) -> Self {
+        Self::binary_with_stderr(env, cwd, std::process::Stdio::inherit())
+    }
+
+    /// The binary with its stderr sent where the test says (a file, to keep a noisy run
+    /// out of CI's log).
+    pub fn binary_with_stderr(
+        env: Vec<(String, String)>,
+        cwd: &Path,
+        stderr: std::process::Stdio,
+    ) -> Self {
         let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_mira"))
             .arg("lsp")
             .env_clear()
@@ -117,7 +127,7 @@ impl TestServer {
             .current_dir(cwd)
             .stdin(std::process::Stdio::piped())
             .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::inherit())
+            .stderr(stderr)
             .kill_on_drop(true)
             .spawn()
             .expect("spawn mira lsp");

@@ -1,0 +1,267 @@
+//! The crawl's one writer: takes examined files from the parsers as they come and writes
+//! them in `BEGIN IMMEDIATE` transactions, each closed after [`BATCH`] written files or
+//! [`BATCH_TIME`], whichever comes first, and at once when the parsers fall quiet.
+//!
+//! Crash safety: every transaction holds whole files (row, symbols, references and chunks
+//! together), so a kill -9 leaves each file either as it was or fully replaced; the next
+//! crawl compares size, mtime and hash and redoes only what is missing.
+
+use super::stages::{Stage, StageClock};
+use super::{Candidate, CrawlProgress, CrawlStats, FileUpdate, Outcome, SkipReason, Skipped};
+use crate::index::db::{self, FileRow};
+use crate::index::search;
+use rusqlite::{Connection, Transaction, TransactionBehavior};
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
+use std::time::{Duration, Instant};
+
+/// Files per transaction at most. Commits cost little in WAL mode with `synchronous=NORMAL`,
+/// but each one is a point where the sink and progress hear of what was written.
+const BATCH: usize = 1024;
+/// A transaction stays open at most this long: other processes' writers (memories, another
+/// window's watcher) wait behind it, and the editor should see symbols arrive.
+const BATCH_TIME: Duration = Duration::from_millis(400);
+/// With nothing arriving for this long, what is written so far is committed.
+const IDLE_FLUSH: Duration = Duration::from_millis(50);
+
+/// What the parsers hand the writer.
+pub(super) enum Examined {
+    File(Candidate, Outcome),
+    /// An entry the walk could not read.
+    WalkError(Skipped),
+}
+
+/// Shared with the walk and the parsers.
+pub(super) struct Shared<'a> {
+    pub clock: &'a StageClock,
+    /// Files that need a look (not trusted by size and mtime), found so far.
+    pub to_examine: &'a AtomicUsize,
+    /// Set when the writer fails: the walk and the parsers stop early.
+    pub abort: &'a AtomicBool,
+}
+
+pub(super) struct Writer<'a> {
+    pub project_id: i64,
+    pub known: &'a HashMap<String, FileRow>,
+    pub shared: Shared<'a>,
+    pub progress: &'a (dyn Fn(CrawlProgress) + Sync),
+    pub sink: &'a (dyn Fn(FileUpdate) + Sync),
+}
+
+/// The writer's running state across transactions.
+#[derive(Default)]
+struct Tally {
+    seen: HashSet<String>,
+    /// Files written (or recorded as skipped) so far.
+    done: usize,
+}
+
+impl Writer<'_> {
+    /// Writes everything the parsers send; returns the paths the walk found.
+    pub fn run(
+        &self,
+        conn: &mut Connection,
+        rx: Receiver<Examined>,
+        stats: &mut CrawlStats,
+    ) -> rusqlite::Result<HashSet<String>> {
+        let result = self
+            .shared
+            .clock
+            .time(Stage::Write, || self.write_all(conn, &rx, stats));
+        if result.is_err() {
+            self.shared.abort.store(true, Ordering::Relaxed);
+        }
+        result
+    }
+
+    fn write_all(
+        &self,
+        conn: &mut Connection,
+        rx: &Receiver<Examined>,
+        stats: &mut CrawlStats,
+    ) -> rusqlite::Result<HashSet<String>> {
+        let mut tally = Tally::default();
+        loop {
+            let first = match self.next(rx) {
+                Ok(item) => match self.take(item, &mut tally, stats) {
+                    Some(file) => file,
+                    None => continue,
+                },
+                Err(RecvTimeoutError::Timeout) => continue,
+                Err(RecvTimeoutError::Disconnected) => return Ok(tally.seen),
+            };
+            if self.batch(conn, first, rx, &mut tally, stats)? {
+                return Ok(tally.seen);
+            }
+        }
+    }
+
+    /// One transaction: `first` and what follows, until the batch is full, the parsers fall
+    /// quiet or they are done (then `true`).
+    fn batch(
+        &self,
+        conn: &mut Connection,
+        first: (Candidate, Outcome),
+        rx: &Receiver<Examined>,
+        tally: &mut Tally,
+        stats: &mut CrawlStats,
+    ) -> rusqlite::Result<bool> {
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let opened = Instant::now();
+        let mut updates = Vec::new();
+        self.write_one(&tx, &mut updates, first, stats)?;
+        let mut files = 1;
+        let ended = loop {
+            if files >= BATCH || opened.elapsed() >= BATCH_TIME {
+                break false;
+            }
+            match self.next(rx) {
+                Ok(item) => {
+                    if let Some(file) = self.take(item, tally, stats) {
+                        self.write_one(&tx, &mut updates, file, stats)?;
+                        files += 1;
+                    }
+                }
+                // Quiet: commit what is there so the editor sees it.
+                Err(RecvTimeoutError::Timeout) => break false,
+                Err(RecvTimeoutError::Disconnected) => break true,
+            }
+        };
+        self.shared.clock.time(Stage::Commit, || tx.commit())?;
+        tally.done += files;
+        for u in updates {
+            (self.sink)(u);
+        }
+        let total = self.shared.to_examine.load(Ordering::Relaxed);
+        (self.progress)(CrawlProgress {
+            done: tally.done,
+            total: total.max(tally.done),
+        });
+        Ok(ended)
+    }
+
+    /// The next examined file; `Timeout` when nothing came for [`IDLE_FLUSH`],
+    /// `Disconnected` when the parsers are done.
+    fn next(&self, rx: &Receiver<Examined>) -> Result<Examined, RecvTimeoutError> {
+        let waited = Instant::now();
+        let item = rx.recv_timeout(IDLE_FLUSH);
+        self.shared.clock.add(Stage::WriterIdle, waited.elapsed());
+        item
+    }
+
+    /// Notes what needs no write (walk errors, trusted files); returns what does.
+    fn take(
+        &self,
+        item: Examined,
+        tally: &mut Tally,
+        stats: &mut CrawlStats,
+    ) -> Option<(Candidate, Outcome)> {
+        match item {
+            Examined::WalkError(s) => {
+                stats.skipped.push(s);
+                None
+            }
+            Examined::File(c, outcome) => {
+                tally.seen.insert(c.rel.clone());
+                if let Outcome::Trusted = outcome {
+                    self.count_unchanged(&c, stats);
+                    return None;
+                }
+                Some((c, outcome))
+            }
+        }
+    }
+
+    /// A file trusted by size and mtime: counted from its stored row, nothing read.
+    fn count_unchanged(&self, c: &Candidate, stats: &mut CrawlStats) {
+        stats.unchanged += 1;
+        let Some(row) = self.known.get(&c.rel) else {
+            return;
+        };
+        match &row.skip_reason {
+            Some(reason) => stats.skipped.push(Skipped {
+                path: c.rel.clone(),
+                reason: super::parse_skip_reason(reason),
+            }),
+            None => {
+                stats.lines += row.meta.lines as u64;
+                stats.bytes += row.meta.size;
+            }
+        }
+    }
+
+    fn write_one(
+        &self,
+        tx: &Transaction<'_>,
+        updates: &mut Vec<FileUpdate>,
+        (c, outcome): (Candidate, Outcome),
+        stats: &mut CrawlStats,
+    ) -> rusqlite::Result<()> {
+        let old = self.known.get(&c.rel);
+        match outcome {
+            Outcome::Parsed {
+                meta,
+                symbols,
+                chunks,
+                bytes,
+            } => {
+                let lang = c.lang.name();
+                let (_, ids) =
+                    db::replace_rows(tx, self.project_id, &c.rel, lang, &meta, &symbols)?;
+                let clock = self.shared.clock;
+                clock.time(Stage::WriteFts, || search::insert_chunks(tx, &ids, &chunks))?;
+                stats.parsed += 1;
+                stats.lines += meta.lines as u64;
+                stats.bytes += bytes;
+                updates.push(FileUpdate::Indexed {
+                    path: c.rel,
+                    lang: c.lang,
+                    ascii: meta.ascii,
+                    symbols: Arc::new(symbols),
+                });
+            }
+            Outcome::SameContent { mtime_ns } => {
+                if let Some(row) = old {
+                    db::touch_file(tx, row.id, mtime_ns)?;
+                    stats.lines += row.meta.lines as u64;
+                    stats.bytes += row.meta.size;
+                }
+                stats.unchanged += 1;
+            }
+            Outcome::Skipped { meta, reason } => {
+                let lang = c.lang.name();
+                db::record_skipped(
+                    tx,
+                    self.project_id,
+                    &c.rel,
+                    lang,
+                    &meta,
+                    &reason.to_string(),
+                )?;
+                if old.is_some_and(|r| r.skip_reason.is_none()) {
+                    updates.push(FileUpdate::Removed {
+                        path: c.rel.clone(),
+                    });
+                }
+                stats.skipped.push(Skipped {
+                    path: c.rel,
+                    reason,
+                });
+            }
+            Outcome::Vanished => {
+                tracing::debug!(path = %c.rel, "file vanished during indexing");
+            }
+            Outcome::Unreadable(e) => {
+                tracing::warn!(path = %c.rel, error = %e, "cannot read file; skipped");
+                stats.skipped.push(Skipped {
+                    path: c.rel,
+                    reason: SkipReason::Unreadable(e),
+                });
+            }
+            Outcome::Trusted => {}
+        }
+        Ok(())
+    }
+}
