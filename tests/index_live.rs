@@ -503,3 +503,50 @@ fn big_ts_file() -> String {
     }
     s
 }
+
+/// A bundle (UMD): the whole library is one anonymous factory function. Typing a new
+/// function inside it matches a full walk at every keystroke, and most keystrokes re-walk
+/// only the factory's touched members, not the library (no definition encloses them, so
+/// narrowing must not need one).
+#[test]
+fn typing_inside_a_bundles_anonymous_factory_matches_a_full_walk_and_walks_little() {
+    let mut src = String::from(
+        "(function (global, factory) {\n  typeof exports === 'object' ? factory(exports) : factory((global.lib = {}));\n}(this, (function (exports) { 'use strict';\n\n",
+    );
+    for i in 0..400 {
+        src.push_str(&format!(
+            "  /** Adds {i}. */\n  function add{i}(a, b) {{\n    return a + b + {i};\n  }}\n\n"
+        ));
+    }
+    let at = src.len();
+    src.push_str("  exports.add0 = add0;\n})));\n");
+    let lang = Lang::for_path(Path::new("lib.umd.js")).unwrap();
+    let snippet = "\n  /** Added. */\n  function added(a, b) {\n    return a + b;\n  }\n";
+    let mut doc = Document::new(&src, 1, "x");
+    let mut live = OpenDoc::open(lang, 1, doc.rope().clone()).unwrap();
+    let (mut offset, mut narrow) = (at - 1, 0);
+    for (v, ch) in snippet.chars().enumerate() {
+        let pos = byte_to_position(doc.rope(), offset, PositionEncoding::Utf8);
+        let s = ch.to_string();
+        let edit = doc.apply_change(Some(Range::new(pos, pos)), &s, PositionEncoding::Utf8);
+        if let UpdateKind::Spliced { walked_bytes } =
+            live.apply(v as i32 + 2, &[edit], doc.rope().clone())
+            && walked_bytes < 4096
+        {
+            narrow += 1;
+        }
+        offset += s.len();
+        assert_eq!(
+            live.symbols,
+            extract(lang, live.tree(), live.text()),
+            "after typing {v} characters"
+        );
+    }
+    assert!(live.symbols.symbols.iter().any(|s| s.name == "added"));
+    let typed = snippet.chars().count();
+    assert!(
+        narrow * 2 > typed,
+        "only {narrow} of {typed} keystrokes re-walked less than 4 KB of a {} KB bundle",
+        src.len() / 1024
+    );
+}

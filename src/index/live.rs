@@ -189,10 +189,10 @@ impl OpenDoc {
             // An unclosed `{` or string turns the root into an ERROR node whose children
             // are the same items as before: tree-sitter then reports the whole file as
             // changed. What really changed are the root's children it did not reuse.
-            if let Some((a, b)) = not_reused(&self.tree, new, e) {
-                if b - a < hi - lo {
-                    (lo, hi) = (a, b);
-                }
+            if let Some((a, b)) = not_reused(&self.tree, new, e)
+                && b - a < hi - lo
+            {
+                (lo, hi) = (a, b);
             }
         }
         let (r_lo, r_hi) = (lo, hi);
@@ -427,7 +427,9 @@ impl OpenDoc {
                 Visit::Defs(_) | Visit::Imports(_) | Visit::Skip => return None,
             }
         }
-        if enclosing.is_empty() {
+        // Inside an anonymous function (a bundle's factory) there is no enclosing definition,
+        // but the body's members are still the only items the edit can change.
+        if node == new.root_node() {
             return None;
         }
         // Every old definition around the edit must be one of those found.
