@@ -71,7 +71,7 @@ fn bench(path: &Path) {
     let open = OpenDoc::open(lang, 0, ropey::Rope::from_str(&text)).unwrap();
     let root = open.tree().root_node();
     let items: Vec<(usize, usize)> = (0..root.child_count())
-        .filter_map(|i| root.child(i as u32))
+        .filter_map(|i| root.child(i))
         .map(|c| (c.start_byte(), c.end_byte()))
         .collect();
     println!(
@@ -108,7 +108,7 @@ fn bench(path: &Path) {
             .any(|s| s.name == "added_here" || s.name == "addedHere");
         times.sort();
         if std::env::var_os("BENCH_TYPING_SLOW").is_some() {
-            slow.sort_by(|a, b| b.0.cmp(&a.0));
+            slow.sort_by_key(|s| std::cmp::Reverse(s.0));
             for (d, v, ch, kind) in slow.iter().take(4) {
                 println!("    slow: {} at keystroke {v} {ch:?} {kind:?}", ms(*d));
             }
