@@ -4,6 +4,7 @@
 //! second process waits on `busy_timeout` for the write lock instead of failing later with
 //! "database is locked" when a deferred transaction tries to upgrade.
 
+mod fts_rank;
 mod migrate;
 pub mod projects;
 pub mod sessions;
@@ -81,6 +82,7 @@ impl Store {
     /// Open (creating if needed) the database at `path` and bring its schema up to date.
     pub fn open(path: &Path) -> Result<Store, StoreError> {
         register_sqlite_vec();
+        fts_rank::register();
         prepare_file(path)?;
         let mut conn = connect(path)?;
         migrate::to_latest(&mut conn, path)?;
