@@ -218,12 +218,19 @@ const COMMON_CANDIDATES: i64 = 1_000;
 /// The lowest rowid worth scoring for an all-common expression: windows from the newest
 /// rowid down, grown by the density seen, until one holds [`COMMON_CANDIDATES`] matches.
 /// Counting matches in a window walks only that stretch of the doclists.
-fn window_start(conn: &Connection, expr: &str) -> rusqlite::Result<i64> {
+fn window_start(conn: &Connection, expr: &str, dfs: &[i64]) -> rusqlite::Result<i64> {
     let newest: i64 =
         conn.query_row("SELECT coalesce(max(id), 0) FROM symbols", [], |r| r.get(0))?;
     let mut count = conn
         .prepare_cached("SELECT count(*) FROM code_fts WHERE code_fts MATCH ?1 AND rowid > ?2")?;
-    let mut width: i64 = 8_192;
+    // First guess as if the words were independent: the share of rows holding all of them
+    // is the product of their shares; usually one count then suffices.
+    let share: f64 = dfs
+        .iter()
+        .map(|df| (*df as f64 / newest.max(1) as f64).min(1.0))
+        .product();
+    let guess = COMMON_CANDIDATES as f64 * 1.25 / share.max(1e-9);
+    let mut width: i64 = (guess as i64).clamp(8_192, newest.max(8_192));
     while width < newest {
         let found: i64 = count.query_row(params![expr, newest - width], |r| r.get(0))?;
         if found >= COMMON_CANDIDATES {
@@ -313,7 +320,7 @@ pub fn bm25_ids(
         dfs.join(", ")
     );
     let lowest = if expr.only_common {
-        window_start(conn, &expr.text)?
+        window_start(conn, &expr.text, &expr.phrase_dfs)?
     } else {
         i64::MIN
     };
