@@ -174,16 +174,19 @@ unsafe fn fts5_api(db: *mut ffi::sqlite3) -> *mut ffi::fts5_api {
     api
 }
 
-/// Auto-extension entry point: adds `mira_bm25` to every new connection.
-unsafe extern "C" fn init(
-    db: *mut ffi::sqlite3,
-    _err: *mut *mut std::os::raw::c_char,
-    _api: *const ffi::sqlite3_api_routines,
-) -> c_int {
-    unsafe {
+/// Adds `mira_bm25` to `conn`. Called by `store::connect` once busy_timeout is set: the
+/// lookup of FTS5's API is a statement, and on a database another process is still
+/// creating it must wait like any other (an auto-extension would fail the open instead).
+pub fn add_to(conn: &rusqlite::Connection) -> rusqlite::Result<()> {
+    // SAFETY: the handle is valid for the duration of this call and used on this thread.
+    let rc = unsafe {
+        let db = conn.handle();
         let api = fts5_api(db);
         if api.is_null() || (*api).iVersion < 2 {
-            return ffi::SQLITE_OK; // searches fall back to an error the caller reports
+            return Err(rusqlite::Error::SqliteFailure(
+                ffi::Error::new(ffi::SQLITE_ERROR),
+                Some("this SQLite has no FTS5: code search cannot rank".into()),
+            ));
         }
         ((*api).xCreateFunction.unwrap())(
             api,
@@ -192,18 +195,12 @@ unsafe extern "C" fn init(
             Some(mira_bm25),
             None,
         )
+    };
+    if rc == ffi::SQLITE_OK {
+        Ok(())
+    } else {
+        Err(rusqlite::Error::SqliteFailure(ffi::Error::new(rc), None))
     }
-}
-
-/// Registers `mira_bm25` for every connection opened afterwards in this process.
-pub fn register() {
-    static ONCE: std::sync::Once = std::sync::Once::new();
-    ONCE.call_once(|| {
-        // SAFETY: `init` has the auto-extension entry point signature.
-        unsafe {
-            ffi::sqlite3_auto_extension(Some(init));
-        }
-    });
 }
 
 #[cfg(test)]

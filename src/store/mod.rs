@@ -82,7 +82,6 @@ impl Store {
     /// Open (creating if needed) the database at `path` and bring its schema up to date.
     pub fn open(path: &Path) -> Result<Store, StoreError> {
         register_sqlite_vec();
-        fts_rank::register();
         prepare_file(path)?;
         let mut conn = connect(path)?;
         migrate::to_latest(&mut conn, path)?;
@@ -188,6 +187,7 @@ fn connect(path: &Path) -> Result<Connection, StoreError> {
         enable_wal(&conn)?;
         conn.pragma_update(None, "synchronous", "NORMAL")?;
         conn.pragma_update(None, "foreign_keys", "ON")?;
+        fts_rank::add_to(&conn)?;
         Ok(conn)
     };
     open(path).map_err(|source| StoreError::Open {
