@@ -9,7 +9,10 @@
 //!   (goal ≥ 80 %), and, with the mock reporting cached tokens as OpenAI does (the common
 //!   prefix, in 128-token steps from 1,024), the cached share Mira records in `turns`.
 //!
-//!   cargo bench --bench context [-- --symbols 400000 --memories 10000]
+//!   cargo bench --bench context [-- --symbols 400000 --memories 10000] [--dir DIR]
+//!
+//! `--dir DIR` keeps the filled database in DIR (`seed.db`) and starts later runs from a copy
+//! of it, so repeated runs skip the minute of filling and measure the same corpus.
 
 #[path = "../tests/mock_llm/mod.rs"]
 mod mock_llm;
@@ -272,33 +275,19 @@ impl TurnHost for Quiet {
     }
 }
 
-fn main() {
-    let n_symbols = arg("--symbols", 400_000);
-    let n_memories = arg("--memories", 10_000);
-    let dir = tempfile::tempdir().unwrap();
-    let root = dir.path().join("project");
-    std::fs::create_dir_all(root.join("src")).unwrap();
-    let root = root.canonicalize().unwrap();
-    let store = Store::open(&dir.path().join("mira.db")).unwrap();
-    let pid = store
-        .write(|tx| projects::ensure(tx, &root, "project"))
-        .unwrap();
-    let project = ProjectInfo {
-        id: Some(pid),
-        root: root.clone(),
-        name: "project".into(),
-    };
+/// The corpus: symbols with chunks, memories, 2,000 messages (the oldest summarised), a goal.
+fn fill(store: &Store, pid: i64, n_symbols: usize, n_memories: usize) {
     let mut rng = Lcg(7);
     let t = Instant::now();
-    fill_symbols(&store, pid, n_symbols / 100, 100, &mut rng);
+    fill_symbols(store, pid, n_symbols / 100, 100, &mut rng);
     println!(
         "{n_symbols} symbols with code-search chunks written in {:.1} s",
         t.elapsed().as_secs_f64()
     );
-    fill_memories(&store, pid, n_memories, &mut rng);
+    fill_memories(store, pid, n_memories, &mut rng);
     // 1,000 turns (2,000 messages): the oldest 960 covered by summaries, as summarisation
     // leaves them; the newest 40 verbatim (under the history budget).
-    fill_messages(&store, 960, &mut rng);
+    fill_messages(store, 960, &mut rng);
     let through: i64 = store
         .read(|c| c.query_row("SELECT MAX(id) FROM messages", [], |r| r.get(0)))
         .unwrap();
@@ -315,7 +304,7 @@ fn main() {
             Ok::<_, rusqlite::Error>(())
         })
         .unwrap();
-    fill_messages(&store, 40, &mut rng);
+    fill_messages(store, 40, &mut rng);
     store
         .write(|tx| {
             let g = mira::memory::goals::add_goal(
@@ -329,6 +318,47 @@ fn main() {
             Ok::<_, mira::memory::MemoryError>(())
         })
         .unwrap();
+}
+
+fn main() {
+    let n_symbols = arg("--symbols", 400_000);
+    let n_memories = arg("--memories", 10_000);
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = match std::env::args().position(|a| a == "--dir") {
+        Some(i) => std::path::PathBuf::from(std::env::args().nth(i + 1).expect("--dir DIR")),
+        None => tmp.path().to_path_buf(),
+    };
+    let root = dir.join("project");
+    std::fs::create_dir_all(root.join("src")).unwrap();
+    let root = root.canonicalize().unwrap();
+    let seed = dir.join("seed.db");
+    let reuse = seed.exists();
+    if reuse {
+        std::fs::copy(&seed, dir.join("mira.db")).unwrap();
+        for ext in ["mira.db-wal", "mira.db-shm"] {
+            let _ = std::fs::remove_file(dir.join(ext));
+        }
+    }
+    let store = Store::open(&dir.join("mira.db")).unwrap();
+    let pid = store
+        .write(|tx| projects::ensure(tx, &root, "project"))
+        .unwrap();
+    let project = ProjectInfo {
+        id: Some(pid),
+        root: root.clone(),
+        name: "project".into(),
+    };
+    if reuse {
+        println!("corpus reused from {}", seed.display());
+    } else {
+        fill(&store, pid, n_symbols, n_memories);
+        store
+            .read(|c| c.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(())))
+            .unwrap();
+        if dir != tmp.path() {
+            std::fs::copy(dir.join("mira.db"), &seed).unwrap();
+        }
+    }
     println!("{n_memories} memories, 2000 messages");
 
     let rt = tokio::runtime::Builder::new_multi_thread()

@@ -96,9 +96,10 @@ pub fn insert_chunks(tx: &Transaction, ids: &[i64], chunks: &[Chunk]) -> rusqlit
     Ok(())
 }
 
-/// Weights of the fused ranking. A starting point: `examples/code_eval.rs` prints the grid
-/// to choose them from, but its vector runs have not finished on the 2-core machine yet
-/// (see README); BM25 leads identifier queries as it does for memories.
+/// Weights of the fused ranking, chosen by `examples/code_eval.rs` (README): on 300 pairs
+/// from ropey and regex-syntax with all-MiniLM-L6-v2, BM25 hit@5 0.510 / MRR@10 0.359,
+/// vectors 0.543 / 0.421, this fusion 0.637 / 0.473 — the best of the grid (vector 0.5–3,
+/// k 10–60). BM25 leads identifier queries as it does for memories.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct CodeWeights {
     pub bm25: f64,
@@ -171,39 +172,136 @@ impl CodeHit {
 /// A term in more chunks than this is "common": FTS5 scores every row a query matches, so
 /// an OR over common terms of a 400k-chunk index would score most of it (0.3 s).
 const COMMON_TERM_ROWS: i64 = 2_000;
+/// How long a common term's document frequency is reused: it moves slowly (a share of a
+/// large index), and counting it walks its whole doclist (~2–5 ms on 400k chunks).
+const DF_TTL: std::time::Duration = std::time::Duration::from_secs(300);
+/// Column weights of the ranking (name, signature, doc, body): a name match counts most.
+const COLUMN_WEIGHTS: [f64; 4] = [4.0, 2.0, 3.0, 1.0];
 
-/// Whether `term` matches more than [`COMMON_TERM_ROWS`] chunks (counting stops there).
-fn is_common(conn: &Connection, term: &str) -> rusqlite::Result<bool> {
-    conn.prepare_cached(
-        "SELECT count(*) FROM (SELECT rowid FROM code_fts WHERE code_fts MATCH ?1 LIMIT ?2)",
-    )?
-    .query_row(params![term, COMMON_TERM_ROWS + 1], |r| r.get::<_, i64>(0))
-    .map(|n| n > COMMON_TERM_ROWS)
+type DfKey = (String, String);
+static DF_CACHE: std::sync::LazyLock<
+    std::sync::Mutex<std::collections::HashMap<DfKey, (i64, std::time::Instant)>>,
+> = std::sync::LazyLock::new(Default::default);
+
+/// In how many chunks `term` occurs. Rare terms are counted each time (the count stops
+/// past [`COMMON_TERM_ROWS`], so it is cheap); common ones are counted once per database
+/// file and [`DF_TTL`] in this process.
+fn document_frequency(conn: &Connection, term: &str) -> rusqlite::Result<i64> {
+    let key = conn
+        .path()
+        .filter(|p| !p.is_empty())
+        .map(|p| (p.to_string(), term.to_string()));
+    if let Some(k) = &key {
+        let cache = DF_CACHE.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((df, at)) = cache.get(k)
+            && at.elapsed() < DF_TTL
+        {
+            return Ok(*df);
+        }
+    }
+    let capped: i64 = conn
+        .prepare_cached(
+            "SELECT count(*) FROM (SELECT rowid FROM code_fts WHERE code_fts MATCH ?1 LIMIT ?2)",
+        )?
+        .query_row(params![term, COMMON_TERM_ROWS + 1], |r| r.get(0))?;
+    if capped <= COMMON_TERM_ROWS {
+        return Ok(capped);
+    }
+    let df: i64 = conn
+        .prepare_cached("SELECT count(*) FROM code_fts WHERE code_fts MATCH ?1")?
+        .query_row([term], |r| r.get(0))?;
+    if let Some(k) = key {
+        let mut cache = DF_CACHE.lock().unwrap_or_else(|e| e.into_inner());
+        if cache.len() > 10_000 {
+            cache.clear();
+        }
+        cache.insert(k, (df, std::time::Instant::now()));
+    }
+    Ok(df)
+}
+
+/// A MATCH expression and the document frequency of each of its phrases, in order
+/// (negative for a repeated term, which `mira_bm25` counts once).
+#[derive(Debug, PartialEq)]
+struct MatchExpr {
+    text: String,
+    phrase_dfs: Vec<i64>,
+    /// Every term is common: the rows it matches can be a large share of the index.
+    only_common: bool,
+}
+
+/// At most this many rows of an all-common query are scored: the newest ones (a file
+/// re-indexed after an edit gets new ids, so this leans to the code being worked on).
+const COMMON_CANDIDATES: i64 = 1_000;
+
+/// The lowest rowid worth scoring for an all-common expression: windows from the newest
+/// rowid down, grown by the density seen, until one holds [`COMMON_CANDIDATES`] matches.
+/// Counting matches in a window walks only that stretch of the doclists.
+fn window_start(conn: &Connection, expr: &str, dfs: &[i64]) -> rusqlite::Result<i64> {
+    let newest: i64 =
+        conn.query_row("SELECT coalesce(max(id), 0) FROM symbols", [], |r| r.get(0))?;
+    let mut count = conn
+        .prepare_cached("SELECT count(*) FROM code_fts WHERE code_fts MATCH ?1 AND rowid > ?2")?;
+    // First guess as if the words were independent: the share of rows holding all of them
+    // is the product of their shares; usually one count then suffices.
+    let share: f64 = dfs
+        .iter()
+        .map(|df| (*df as f64 / newest.max(1) as f64).min(1.0))
+        .product();
+    let guess = COMMON_CANDIDATES as f64 * 1.25 / share.max(1e-9);
+    let mut width: i64 = (guess as i64).clamp(8_192, newest.max(8_192));
+    while width < newest {
+        let found: i64 = count.query_row(params![expr, newest - width], |r| r.get(0))?;
+        if found >= COMMON_CANDIDATES {
+            return Ok(newest - width);
+        }
+        let grow = if found == 0 {
+            16.0
+        } else {
+            COMMON_CANDIDATES as f64 / found as f64 * 1.25
+        };
+        width = (width as f64 * grow.clamp(2.0, 64.0)) as i64;
+    }
+    Ok(i64::MIN)
 }
 
 /// The MATCH expression: rare terms OR-ed (any of them is evidence), common terms AND-ed
 /// (together they are), so the rows FTS5 has to score stay few. Every term still counts in
-/// the bm25 of the rows that match.
-fn match_expression(conn: &Connection, query: &str) -> rusqlite::Result<Option<String>> {
-    let terms = fts_terms(query);
+/// the score of the rows that match; terms no chunk contains are left out.
+fn match_expression(conn: &Connection, query: &str) -> rusqlite::Result<Option<MatchExpr>> {
     let (mut rare, mut common) = (Vec::new(), Vec::new());
-    for t in terms {
-        if is_common(conn, &t)? {
-            common.push(t);
-        } else {
-            rare.push(t);
+    for t in fts_terms(query) {
+        match document_frequency(conn, &t)? {
+            0 => {}
+            df if df > COMMON_TERM_ROWS => common.push((t, df)),
+            df => rare.push((t, df)),
         }
     }
-    let any_rare = format!("({})", rare.join(" OR "));
-    let all_common = format!("({})", common.join(" AND "));
-    Ok(match (rare.is_empty(), common.len()) {
-        (true, 0) => None,
-        (true, _) => Some(all_common),
-        (false, 0) => Some(any_rare),
-        // One common word adds its weight only to rows a rare word found.
-        (false, 1) => Some(format!("{any_rare} OR ({} AND {any_rare})", common[0])),
-        (false, _) => Some(format!("{any_rare} OR {all_common}")),
-    })
+    let join = |terms: &[(String, i64)], op: &str| {
+        let list: Vec<&str> = terms.iter().map(|(t, _)| t.as_str()).collect();
+        format!("({})", list.join(op))
+    };
+    let dfs = |terms: &[(String, i64)]| terms.iter().map(|(_, df)| *df).collect::<Vec<_>>();
+    let repeats = |terms: &[(String, i64)]| vec![-1; terms.len()];
+    let any_rare = join(&rare, " OR ");
+    let (text, phrase_dfs, only_common) = match (rare.is_empty(), common.is_empty()) {
+        (true, true) => return Ok(None),
+        (false, true) => (any_rare, dfs(&rare), false),
+        // All common: together they are evidence; the rows are many, see `window_start`.
+        (true, false) => (join(&common, " AND "), dfs(&common), true),
+        // Common words add their weight only to rows a rare word found: walking their
+        // doclists is driven by the rare words' few rows.
+        (false, false) => (
+            format!("{any_rare} OR ({} AND {any_rare})", join(&common, " OR ")),
+            [dfs(&rare), dfs(&common), repeats(&rare)].concat(),
+            false,
+        ),
+    };
+    Ok(Some(MatchExpr {
+        text,
+        phrase_dfs,
+        only_common,
+    }))
 }
 
 /// Ranked symbol ids of `project` whose chunk matches `query` by BM25.
@@ -216,21 +314,44 @@ pub fn bm25_ids(
     let Some(expr) = match_expression(conn, query)? else {
         return Ok(Vec::new());
     };
-    // Rank inside FTS5 alone (its `rank` is bm25 with the column weights set by the
-    // migration: names, then docs, signatures, code), then keep this project's: joining every
-    // match before the limit costs three lookups per match — 0.3 s on 400k chunks.
-    let mut stmt = conn.prepare_cached(
+    // Rank inside FTS5 alone, then keep this project's: joining every match before the
+    // limit costs three lookups per match — 0.3 s on 400k chunks. CROSS JOIN keeps that
+    // order: left to itself the planner starts from the project's files and walks all of
+    // their symbols to probe the few ranked rows (20 ms on 400k symbols). `mira_bm25` is FTS5's
+    // bm25 fed the document frequencies counted above, so that FTS5 does not count them
+    // again by walking each term's whole doclist (see store::fts_rank).
+    let weights: Vec<String> = COLUMN_WEIGHTS.iter().map(|w| format!("{w:?}")).collect();
+    let dfs: Vec<String> = (0..expr.phrase_dfs.len())
+        .map(|i| format!("?{}", i + 5))
+        .collect();
+    let sql = format!(
         "WITH top AS MATERIALIZED (
-             SELECT rowid AS id, rank FROM code_fts WHERE code_fts MATCH ?1
-              ORDER BY rank LIMIT ?3 * 4)
+             SELECT rowid AS id, mira_bm25(code_fts, {}, {}) AS score
+                FROM code_fts WHERE code_fts MATCH ?1 AND rowid > ?4
+              ORDER BY score LIMIT ?3 * 4)
          SELECT s.id FROM top
-           JOIN symbols s ON s.id = top.id
-           JOIN files f ON f.id = s.file_id
+          CROSS JOIN symbols s ON s.id = top.id
+          CROSS JOIN files f ON f.id = s.file_id
           WHERE f.project_id = ?2
-          ORDER BY top.rank, s.id
+          ORDER BY top.score, s.id
           LIMIT ?3",
-    )?;
-    let rows = stmt.query_map(params![expr, project_id, n as i64], |r| r.get(0))?;
+        weights.join(", "),
+        dfs.join(", ")
+    );
+    let lowest = if expr.only_common {
+        window_start(conn, &expr.text, &expr.phrase_dfs)?
+    } else {
+        i64::MIN
+    };
+    let mut values: Vec<rusqlite::types::Value> = vec![
+        expr.text.into(),
+        project_id.into(),
+        (n as i64).into(),
+        lowest.into(),
+    ];
+    values.extend(expr.phrase_dfs.iter().map(|df| (*df).into()));
+    let mut stmt = conn.prepare_cached(&sql)?;
+    let rows = stmt.query_map(rusqlite::params_from_iter(values), |r| r.get(0))?;
     rows.collect()
 }
 

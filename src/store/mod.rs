@@ -4,6 +4,7 @@
 //! second process waits on `busy_timeout` for the write lock instead of failing later with
 //! "database is locked" when a deferred transaction tries to upgrade.
 
+mod fts_rank;
 mod migrate;
 pub mod projects;
 pub mod sessions;
@@ -186,6 +187,7 @@ fn connect(path: &Path) -> Result<Connection, StoreError> {
         enable_wal(&conn)?;
         conn.pragma_update(None, "synchronous", "NORMAL")?;
         conn.pragma_update(None, "foreign_keys", "ON")?;
+        fts_rank::add_to(&conn)?;
         Ok(conn)
     };
     open(path).map_err(|source| StoreError::Open {
