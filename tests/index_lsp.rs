@@ -295,6 +295,19 @@ async fn a_checkout_of_500_files_ends_consistent() {
     let mut s = TestServer::in_process(&sandbox);
     init(&mut s, &sandbox, caps()).await;
     eventually(&mut s, "old_", "cold index", |n| n.len() == 128).await;
+    // The walk finds files while they are parsed, so the total grows during the crawl; the
+    // percentage shown must still only rise (LSP: clients may drop one that falls).
+    let shown: Vec<u64> = s
+        .notifications()
+        .into_iter()
+        .filter(|n| n["method"] == "$/progress" && n["params"]["value"]["kind"] == "report")
+        .filter_map(|n| n["params"]["value"]["percentage"].as_u64())
+        .collect();
+    assert!(!shown.is_empty(), "the cold index reported no progress");
+    assert!(
+        shown.windows(2).all(|w| w[0] <= w[1]) && shown.iter().all(|&p| p <= 100),
+        "percentages {shown:?}"
+    );
     // The "checkout": 250 files rewritten, 250 deleted, 250 new ones, all at once.
     for i in 0..500 {
         let f = p.join(format!("src/m{i}.rs"));

@@ -3,7 +3,7 @@
 
 use super::state::ServerState;
 use crate::documents::path_to_uri;
-use crate::index::crawl::CrawlOptions;
+use crate::index::crawl::{CrawlOptions, CrawlProgress};
 use crate::index::{IndexHandle, IndexOptions, IndexProgress, OutlineNode, SymbolInfo};
 use std::sync::{Mutex, OnceLock};
 use tokio::sync::mpsc;
@@ -97,6 +97,14 @@ pub fn folders_changed(
     }
 }
 
+/// The percentage to show for `c`, never below the one shown before: the walk finds files
+/// while they are parsed, so `total` grows and done/total can fall, and LSP asks for a
+/// steadily rising percentage (clients may drop one that is not).
+fn rising_percentage(shown: u32, c: CrawlProgress) -> u32 {
+    let pct = (c.done * 100).checked_div(c.total).unwrap_or(100) as u32;
+    shown.max(pct.min(100))
+}
+
 /// Called from `initialized`: from now on the client accepts server requests, so index
 /// progress can be shown with `$/progress`.
 pub fn report_progress(state: &ServerState) {
@@ -119,6 +127,7 @@ pub fn report_progress(state: &ServerState) {
     tokio::spawn(async move {
         let mut round = 0u32;
         let mut token: Option<NumberOrString> = None;
+        let mut shown = 0u32;
         while let Some(p) = rx.recv().await {
             let value = match p {
                 IndexProgress::Started => {
@@ -136,6 +145,7 @@ pub fn report_progress(state: &ServerState) {
                         continue;
                     }
                     token = Some(t);
+                    shown = 0;
                     WorkDoneProgress::Begin(WorkDoneProgressBegin {
                         title: "Mira: indexing".into(),
                         cancellable: Some(false),
@@ -144,11 +154,11 @@ pub fn report_progress(state: &ServerState) {
                     })
                 }
                 IndexProgress::Crawling(c) => {
-                    let pct = (c.done * 100).checked_div(c.total).unwrap_or(100) as u32;
+                    shown = rising_percentage(shown, c);
                     WorkDoneProgress::Report(WorkDoneProgressReport {
                         cancellable: Some(false),
                         message: Some(format!("{}/{} files", c.done, c.total)),
-                        percentage: Some(pct),
+                        percentage: Some(shown),
                     })
                 }
                 IndexProgress::Finished(stats) => WorkDoneProgress::End({
@@ -437,5 +447,24 @@ impl CodeEmbedding {
             }
             running.store(false, Ordering::SeqCst);
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_percentage_only_rises_while_the_walk_finds_more_files() {
+        let steps = [(10, 20), (10, 40), (30, 40), (30, 100), (100, 100), (0, 0)];
+        let mut shown = 0;
+        let seen: Vec<u32> = steps
+            .iter()
+            .map(|&(done, total)| {
+                shown = rising_percentage(shown, CrawlProgress { done, total });
+                shown
+            })
+            .collect();
+        assert_eq!(seen, [50, 50, 75, 75, 100, 100]);
     }
 }
