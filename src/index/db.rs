@@ -125,7 +125,9 @@ fn clear_file_contents(tx: &Transaction, file_id: i64) -> rusqlite::Result<()> {
 }
 
 /// Replaces a file's row, symbols, references and code-search chunks. `heads` holds the
-/// head of each symbol's code ([`super::search::head_of`]), in symbol order.
+/// head of each symbol's code ([`super::search::head_of`]), in symbol order. For callers
+/// without a source file (benches and tests fill synthetic corpora this way); the crawl and
+/// the watcher use [`replace_file_with_chunks`].
 pub fn replace_file(
     tx: &Transaction,
     project_id: i64,

@@ -2,8 +2,9 @@
 //!
 //! One chunk per symbol (kind, qualified name and its identifier parts, signature, doc, the
 //! head of its code) lives in the FTS5 table `code_fts` (rowid = `symbols.id`), written with
-//! the symbols by [`super::db::replace_file`] — so the crawl and the watcher keep it current,
-//! off the edit path, batched in their transactions. When an embedder is on, chunk vectors
+//! the symbols by [`super::db::replace_file_with_chunks`] (chunks built by [`file_chunks`] on
+//! the parse threads) — so the crawl and the watcher keep it current, off the edit path,
+//! batched in their transactions. When an embedder is on, chunk vectors
 //! live in one `code_vec_<embedder>` table per model (`vectors.rs`), and both rankings are
 //! fused with weighted RRF (`examples/code_eval.rs` measures them).
 
@@ -18,11 +19,6 @@ pub const HEAD_LINES: usize = 16;
 pub const HEAD_BYTES: usize = 1200;
 /// Candidates each retriever contributes before fusion.
 pub const CANDIDATES: usize = 60;
-
-/// The head of each symbol's code, in the order of `syms.symbols`.
-pub fn body_heads(syms: &FileSymbols, source: &[u8]) -> Vec<String> {
-    syms.symbols.iter().map(|s| head_of(s, source)).collect()
-}
 
 /// The first [`HEAD_LINES`] lines (at most [`HEAD_BYTES`]) of a symbol's range, redacted.
 pub fn head_of(s: &Symbol, source: &[u8]) -> String {
