@@ -230,37 +230,6 @@ struct MatchExpr {
 /// re-indexed after an edit gets new ids, so this leans to the code being worked on).
 const COMMON_CANDIDATES: i64 = 1_000;
 
-/// The lowest rowid worth scoring for an all-common expression: windows from the newest
-/// rowid down, grown by the density seen, until one holds [`COMMON_CANDIDATES`] matches.
-/// Counting matches in a window walks only that stretch of the doclists.
-fn window_start(conn: &Connection, expr: &str, dfs: &[i64]) -> rusqlite::Result<i64> {
-    let newest: i64 =
-        conn.query_row("SELECT coalesce(max(id), 0) FROM symbols", [], |r| r.get(0))?;
-    let mut count = conn
-        .prepare_cached("SELECT count(*) FROM code_fts WHERE code_fts MATCH ?1 AND rowid > ?2")?;
-    // First guess as if the words were independent: the share of rows holding all of them
-    // is the product of their shares; usually one count then suffices.
-    let share: f64 = dfs
-        .iter()
-        .map(|df| (*df as f64 / newest.max(1) as f64).min(1.0))
-        .product();
-    let guess = COMMON_CANDIDATES as f64 * 1.25 / share.max(1e-9);
-    let mut width: i64 = (guess as i64).clamp(8_192, newest.max(8_192));
-    while width < newest {
-        let found: i64 = count.query_row(params![expr, newest - width], |r| r.get(0))?;
-        if found >= COMMON_CANDIDATES {
-            return Ok(newest - width);
-        }
-        let grow = if found == 0 {
-            16.0
-        } else {
-            COMMON_CANDIDATES as f64 / found as f64 * 1.25
-        };
-        width = (width as f64 * grow.clamp(2.0, 64.0)) as i64;
-    }
-    Ok(i64::MIN)
-}
-
 /// The MATCH expression: rare terms OR-ed (any of them is evidence), common terms AND-ed
 /// (together they are), so the rows FTS5 has to score stay few. Every term still counts in
 /// the score of the rows that match; terms no chunk contains are left out.
@@ -283,7 +252,7 @@ fn match_expression(conn: &Connection, query: &str) -> rusqlite::Result<Option<M
     let (text, phrase_dfs, only_common) = match (rare.is_empty(), common.is_empty()) {
         (true, true) => return Ok(None),
         (false, true) => (any_rare, dfs(&rare), false),
-        // All common: together they are evidence; the rows are many, see `window_start`.
+        // All common: together they are evidence; the rows are many, see `COMMON_CANDIDATES`.
         (true, false) => (join(&common, " AND "), dfs(&common), true),
         // Common words add their weight only to rows a rare word found: walking their
         // doclists is driven by the rare words' few rows.
@@ -318,33 +287,35 @@ pub fn bm25_ids(
     // again by walking each term's whole doclist (see store::fts_rank).
     let weights: Vec<String> = COLUMN_WEIGHTS.iter().map(|w| format!("{w:?}")).collect();
     let dfs: Vec<String> = (0..expr.phrase_dfs.len())
-        .map(|i| format!("?{}", i + 5))
+        .map(|i| format!("?{}", i + 4))
         .collect();
+    // An all-common expression scores only its newest matches: FTS5 walks the doclists
+    // newest first and stops at the limit, so nothing counts the older matches.
+    let scored = format!(
+        "SELECT rowid AS id, mira_bm25(code_fts, {}, {}) AS score
+           FROM code_fts WHERE code_fts MATCH ?1",
+        weights.join(", "),
+        dfs.join(", ")
+    );
+    let top = if expr.only_common {
+        format!(
+            "SELECT id, score FROM ({scored} ORDER BY rowid DESC LIMIT {COMMON_CANDIDATES})
+              ORDER BY score LIMIT ?3 * 4"
+        )
+    } else {
+        format!("{scored} ORDER BY score LIMIT ?3 * 4")
+    };
     let sql = format!(
-        "WITH top AS MATERIALIZED (
-             SELECT rowid AS id, mira_bm25(code_fts, {}, {}) AS score
-                FROM code_fts WHERE code_fts MATCH ?1 AND rowid > ?4
-              ORDER BY score LIMIT ?3 * 4)
+        "WITH top AS MATERIALIZED ({top})
          SELECT s.id FROM top
           CROSS JOIN symbols s ON s.id = top.id
           CROSS JOIN files f ON f.id = s.file_id
           WHERE f.project_id = ?2
           ORDER BY top.score, s.id
-          LIMIT ?3",
-        weights.join(", "),
-        dfs.join(", ")
+          LIMIT ?3"
     );
-    let lowest = if expr.only_common {
-        window_start(conn, &expr.text, &expr.phrase_dfs)?
-    } else {
-        i64::MIN
-    };
-    let mut values: Vec<rusqlite::types::Value> = vec![
-        expr.text.into(),
-        project_id.into(),
-        (n as i64).into(),
-        lowest.into(),
-    ];
+    let mut values: Vec<rusqlite::types::Value> =
+        vec![expr.text.into(), project_id.into(), (n as i64).into()];
     values.extend(expr.phrase_dfs.iter().map(|df| (*df).into()));
     let mut stmt = conn.prepare_cached(&sql)?;
     let rows = stmt.query_map(rusqlite::params_from_iter(values), |r| r.get(0))?;
