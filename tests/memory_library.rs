@@ -780,3 +780,56 @@ fn secrets_are_redacted_before_they_are_stored() {
         );
     }
 }
+
+#[test]
+fn standing_memories_are_the_active_ones_of_the_kinds_asked_in_scope_newest_first() {
+    let (_d, store) = store();
+    let here = project(&store, "/tmp/standing-here");
+    let there = project(&store, "/tmp/standing-there");
+    let (_, global_pref) = remember(
+        &store,
+        "Always answer in French",
+        MemoryKind::Preference,
+        Scope::Global,
+    );
+    let (_, fact) = remember(
+        &store,
+        "Alice owns billing",
+        MemoryKind::Fact,
+        Scope::Global,
+    );
+    let (_, forgotten) = remember(
+        &store,
+        "Use tabs everywhere",
+        MemoryKind::Preference,
+        Scope::Project(here),
+    );
+    store.write(|tx| memories::forget(tx, forgotten)).unwrap();
+    let (_, elsewhere) = remember(
+        &store,
+        "Staging listens on 5434",
+        MemoryKind::Correction,
+        Scope::Project(there),
+    );
+    let (_, correction) = remember(
+        &store,
+        "The deploy script is deploy.sh, not ship.sh",
+        MemoryKind::Correction,
+        Scope::Project(here),
+    );
+    let kinds = [MemoryKind::Correction, MemoryKind::Preference];
+    let ids = |project, limit| -> Vec<i64> {
+        store
+            .read(|c| Ok(memories::active_of_kinds(c, project, &kinds, limit)))
+            .unwrap()
+            .unwrap()
+            .into_iter()
+            .map(|m| m.id)
+            .collect()
+    };
+    assert_eq!(ids(Some(here), 10), [correction, global_pref]);
+    assert_eq!(ids(Some(there), 10), [elsewhere, global_pref]);
+    assert_eq!(ids(None, 10), [global_pref]);
+    assert_eq!(ids(Some(here), 1), [correction]);
+    assert!(!ids(Some(here), 10).contains(&fact));
+}

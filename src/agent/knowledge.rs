@@ -12,13 +12,16 @@ use super::context::{ContextSources, Embedded, Query, QueryEmbedding};
 use crate::index::search::{self, CodeQueryVector, CodeWeights};
 use crate::memory::goals::{self, GoalStatus};
 use crate::memory::recall::{self, QueryVector, RecallQuery};
-use crate::memory::{ListFilter, MemoryKind, MemoryService, anchors, memories, vectors};
+use crate::memory::{MemoryKind, MemoryService, anchors, memories, vectors};
 
 /// Searches look at the start of a question only: a 100 KB paste must not become a
 /// 10,000-term FTS query.
 const QUERY_CHARS: usize = 2_000;
 const RECALL_LIMIT: usize = 8;
 const CODE_LIMIT: usize = 6;
+/// Standing corrections and preferences read per turn (the section's token budget cuts
+/// them further).
+const STANDING_LIMIT: usize = 1_000;
 /// Lines of code shown per code-search hit.
 const CODE_LINES: usize = 30;
 
@@ -56,22 +59,16 @@ fn or_log<T: Default, E: std::fmt::Display>(what: &str, r: Result<T, E>) -> T {
 
 impl ContextSources for Knowledge {
     fn standing(&self, conn: &Connection, project: Option<i64>) -> Vec<String> {
-        let mut all = Vec::new();
-        for kind in [MemoryKind::Correction, MemoryKind::Preference] {
-            let filter = ListFilter {
-                project,
-                include_inactive: false,
-                kind: Some(kind),
-                limit: 500,
-                ..Default::default()
-            };
-            all.extend(or_log(
-                "corrections and preferences",
-                memories::list(conn, &filter),
-            ));
-        }
         // Newest first, whatever the kind.
-        all.sort_by(|a, b| b.created_at.cmp(&a.created_at).then(b.id.cmp(&a.id)));
+        let all = or_log(
+            "corrections and preferences",
+            memories::active_of_kinds(
+                conn,
+                project,
+                &[MemoryKind::Correction, MemoryKind::Preference],
+                STANDING_LIMIT,
+            ),
+        );
         all.iter()
             .map(|m| format!("#{} ({}) {}", m.id, m.kind, m.body.trim()))
             .collect()

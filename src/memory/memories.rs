@@ -377,6 +377,35 @@ pub fn list(conn: &rusqlite::Connection, filter: &ListFilter) -> Result<Vec<Memo
     Ok(rows.collect::<Result<_, _>>()?)
 }
 
+/// The active memories of these kinds in scope (global and the project's), newest first:
+/// the standing corrections and preferences every turn carries. Unlike [`list`] it reaches
+/// them through `memories_scope`, not by scanning every memory.
+pub fn active_of_kinds(
+    conn: &rusqlite::Connection,
+    project: Option<i64>,
+    kinds: &[MemoryKind],
+    limit: usize,
+) -> Result<Vec<Memory>, MemoryError> {
+    let marks: Vec<String> = (0..kinds.len()).map(|i| format!("?{}", i + 3)).collect();
+    let sql = format!(
+        "SELECT {MEMORY_COLUMNS} FROM memories m
+          WHERE (m.project_id IS NULL OR m.project_id = ?1)
+            AND m.status = 'active'
+            AND m.kind IN ({})
+          ORDER BY m.created_at DESC, m.id DESC
+          LIMIT ?2",
+        marks.join(", ")
+    );
+    let mut stmt = conn.prepare_cached(&sql)?;
+    let mut values: Vec<rusqlite::types::Value> = vec![
+        project.into(),
+        i64::try_from(limit).unwrap_or(i64::MAX).into(),
+    ];
+    values.extend(kinds.iter().map(|k| k.as_str().to_string().into()));
+    let rows = stmt.query_map(rusqlite::params_from_iter(values), Memory::from_row)?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
 fn active_with_hash(
     conn: &rusqlite::Connection,
     scope: Scope,
