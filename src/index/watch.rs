@@ -68,6 +68,7 @@ pub(crate) fn start_disk_worker(spec: DiskWorkerSpec) {
                 ignore: None,
                 exclude: None,
                 project_id: 0,
+                failed: false,
             };
             worker.run(work, work_tx, shutdown)
         });
@@ -85,6 +86,9 @@ struct DiskWorker {
     ignore: Option<IgnoreRules>,
     exclude: Option<ignore::overrides::Override>,
     project_id: i64,
+    /// The last setup or crawl failed: the next crawl (`mira.reindex`) is a retry, and the
+    /// status shows the folder as indexing again.
+    failed: bool,
 }
 
 impl DiskWorker {
@@ -94,17 +98,9 @@ impl DiskWorker {
         work_tx: std_mpsc::Sender<DiskWork>,
         shutdown: Arc<AtomicBool>,
     ) {
-        let mut conn = match self.store.connect() {
-            Ok(c) => c,
-            Err(e) => return self.failed(format!("cannot open the index database: {e}")),
+        let Some(mut conn) = self.open_until_ready(&work, &shutdown) else {
+            return;
         };
-        self.project_id =
-            match crate::store::projects::ensure(&conn, &self.opts.root, &self.opts.project_name) {
-                Ok(id) => id,
-                Err(e) => {
-                    return self.failed(format!("cannot record the project in the database: {e}"));
-                }
-            };
         // Warm start: what was indexed before is queryable before anything is re-read.
         match db::load_project(&conn, self.project_id) {
             Ok(mut files) => {
@@ -196,9 +192,58 @@ impl DiskWorker {
         }
     }
 
+    /// Opens the database and records the project. On failure it says so and waits for
+    /// `mira.reindex` (a crawl job) to try again, so a database fixed meanwhile needs no
+    /// editor restart. `None` at shutdown.
+    fn open_until_ready(
+        &mut self,
+        work: &std_mpsc::Receiver<DiskWork>,
+        shutdown: &AtomicBool,
+    ) -> Option<rusqlite::Connection> {
+        loop {
+            match self.open() {
+                Ok(conn) => return Some(conn),
+                Err(msg) => self.failed(msg),
+            }
+            loop {
+                match work.recv_timeout(Duration::from_millis(500)) {
+                    Ok(DiskWork::Crawl) => break,
+                    // The crawl that follows a successful retry reads every file anyway.
+                    Ok(DiskWork::Paths(_)) => {}
+                    Err(std_mpsc::RecvTimeoutError::Timeout) => {
+                        if shutdown.load(Ordering::Relaxed) || self.actor.is_closed() {
+                            return None;
+                        }
+                    }
+                    Err(std_mpsc::RecvTimeoutError::Disconnected) => return None,
+                }
+            }
+            self.retrying();
+        }
+    }
+
+    fn open(&mut self) -> Result<rusqlite::Connection, String> {
+        let conn = self
+            .store
+            .connect()
+            .map_err(|e| format!("cannot open the index database: {e}"))?;
+        self.project_id =
+            crate::store::projects::ensure(&conn, &self.opts.root, &self.opts.project_name)
+                .map_err(|e| format!("cannot record the project in the database: {e}"))?;
+        Ok(conn)
+    }
+
+    /// After a failure, the folder is indexing again (not failed) while the retry runs.
+    fn retrying(&mut self) {
+        if std::mem::take(&mut self.failed) {
+            let _ = self.actor.send(Request::AddedRoot(self.opts.root.clone()));
+        }
+    }
+
     /// Tells the editor (progress ends, showMessage) and the actor, so `mira.status` shows
     /// the folder as failed instead of "indexing…" forever.
-    fn failed(&self, msg: String) {
+    fn failed(&mut self, msg: String) {
+        self.failed = true;
         tracing::warn!(root = %self.opts.root.display(), "{msg}");
         let _ = self.actor.send(Request::RootFailed {
             root: self.opts.root.clone(),
@@ -246,6 +291,7 @@ impl DiskWorker {
     }
 
     fn crawl(&mut self, conn: &mut rusqlite::Connection) {
+        self.retrying();
         let _ = self.progress.send(IndexProgress::Started);
         let pending: Mutex<Vec<FileUpdate>> = Mutex::new(Vec::new());
         let flush = |force: bool| {
