@@ -3,6 +3,8 @@
 //! makes sure nothing they missed (an old row, a new context source) leaves the machine.
 
 use std::borrow::Cow;
+use std::collections::HashSet;
+use std::sync::{LazyLock, Mutex};
 
 use crate::redact::{redact_json, redact_with};
 
@@ -13,7 +15,7 @@ impl Request {
     /// Redaction is idempotent and deterministic, so cached prefixes stay byte-identical.
     pub fn redacted(&self, known: &[&str]) -> Request {
         let r = |t: &str| -> String {
-            match redact_with(t, known) {
+            match redact_remembering_clean(t, known) {
                 Cow::Borrowed(_) => t.to_string(),
                 Cow::Owned(o) => o,
             }
@@ -48,5 +50,84 @@ impl Request {
             tools: self.tools.clone(),
             effort: self.effort,
         }
+    }
+}
+
+/// Texts this process already scanned and found clean, by a BLAKE3 digest of the known
+/// secrets and the text. Every turn sends the whole history again and scanning it was the
+/// largest part of building a request; a clean text stays clean because the rules are
+/// fixed for the life of the process. A 256-bit digest, not a 64-bit hash: a collision here
+/// would let a text through unscanned.
+static CLEAN: LazyLock<Mutex<HashSet<[u8; 32]>>> = LazyLock::new(Default::default);
+
+/// Far above a conversation's distinct texts; past it the set starts over rather than grow.
+const CLEAN_MAX: usize = 100_000;
+
+/// Below this, scanning costs about what hashing does.
+const CLEAN_MIN_BYTES: usize = 512;
+
+fn redact_remembering_clean<'a>(text: &'a str, known: &[&str]) -> Cow<'a, str> {
+    if text.len() < CLEAN_MIN_BYTES {
+        return redact_with(text, known);
+    }
+    let mut h = blake3::Hasher::new();
+    for k in known {
+        h.update(&(k.len() as u64).to_le_bytes());
+        h.update(k.as_bytes());
+    }
+    h.update(text.as_bytes());
+    let digest = *h.finalize().as_bytes();
+    let clean = || CLEAN.lock().unwrap_or_else(|e| e.into_inner());
+    if clean().contains(&digest) {
+        return Cow::Borrowed(text);
+    }
+    let out = redact_with(text, known);
+    if let Cow::Borrowed(_) = out {
+        let mut set = clean();
+        if set.len() >= CLEAN_MAX {
+            set.clear();
+        }
+        set.insert(digest);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn long(extra: &str) -> String {
+        format!(
+            "{}{extra}",
+            "the history of a long conversation about billing. ".repeat(20)
+        )
+    }
+
+    #[test]
+    fn a_text_found_clean_is_passed_and_a_secret_is_redacted_every_time() {
+        let clean = long("nothing to hide");
+        for _ in 0..2 {
+            assert!(matches!(
+                redact_remembering_clean(&clean, &[]),
+                Cow::Borrowed(_)
+            ));
+        }
+        let secret = long("AWS key AKIAIOSFODNN7EXAMPLE in the paste");
+        for _ in 0..2 {
+            let out = redact_remembering_clean(&secret, &[]);
+            assert!(!out.contains("AKIAIOSFODNN7EXAMPLE"), "{out}");
+        }
+    }
+
+    #[test]
+    fn clean_without_a_key_is_not_clean_with_it() {
+        // A configured key need not look like a secret to the rules.
+        let text = long("the word is correct-horse-battery-staple");
+        assert!(matches!(
+            redact_remembering_clean(&text, &[]),
+            Cow::Borrowed(_)
+        ));
+        let out = redact_remembering_clean(&text, &["correct-horse-battery-staple"]);
+        assert!(!out.contains("correct-horse-battery-staple"), "{out}");
     }
 }
