@@ -2,7 +2,8 @@
 //! - context assembly over a realistic store (verbatim history near the summarisation
 //!   threshold, summaries, hundreds of older messages for recall) — budget p99 ≤ 30 ms
 //! - Mira's added time to first token: `Agent::run` → first streamed text, minus a bare
-//!   provider call → first text, both against the loopback mock — budget ≤ 50 ms
+//!   provider call → first text, both against the loopback mock — budget p99 ≤ 5 ms
+//!   (DESIGN §10; it includes storing the question and assembling the context)
 //!
 //! Run: `cargo bench --bench agent` (release build).
 
@@ -302,8 +303,8 @@ fn main() {
         ms(added99)
     );
     println!(
-        "  budget ≤ 50 ms: {}",
-        if added50 <= Duration::from_millis(50) {
+        "  budget p99 ≤ 5 ms: {}",
+        if added99 <= Duration::from_millis(5) {
             "met"
         } else {
             "MISSED"

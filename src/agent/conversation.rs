@@ -490,16 +490,14 @@ pub fn search(
     Ok(out)
 }
 
-/// A free-text question as an FTS5 query: its words OR-ed, each quoted so punctuation and
-/// FTS operators in the user's text cannot break the syntax. Short stop-ish words are dropped.
+/// A free-text question as an FTS5 query, the way memory recall builds one (stop words
+/// such as "how" and "the" dropped: they matched nearly every message, and scoring them all
+/// was most of a turn's own time). Only the question's start is read: a 100 KB paste must
+/// not become a 10,000-term query.
 fn fts_query(text: &str) -> Option<String> {
-    let words: Vec<String> = text
-        .split(|c: char| !c.is_alphanumeric() && c != '_')
-        .filter(|w| w.chars().count() >= 3)
-        .take(24)
-        .map(|w| format!("\"{}\"", w.to_lowercase()))
-        .collect();
-    (!words.is_empty()).then(|| words.join(" OR "))
+    let head: String = text.chars().take(2_000).collect();
+    let terms: Vec<String> = crate::text::fts_terms(&head).into_iter().take(24).collect();
+    (!terms.is_empty()).then(|| terms.join(" OR "))
 }
 
 pub fn store_artifact(
@@ -652,4 +650,21 @@ pub fn usage(conn: &Connection, since_ms: i64) -> rusqlite::Result<Vec<UsageRow>
         })
     })?
     .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fts_query;
+
+    #[test]
+    fn a_question_becomes_its_content_words_and_a_huge_paste_a_short_query() {
+        assert_eq!(
+            fts_query("How does the billing retry work?").as_deref(),
+            Some("\"billing\" OR \"retry\" OR \"work\"")
+        );
+        assert_eq!(fts_query("how does the"), None);
+        let paste = (0..20_000).map(|i| format!("word{i} ")).collect::<String>();
+        let q = fts_query(&paste).unwrap();
+        assert_eq!(q.matches(" OR ").count(), 23, "{q}");
+    }
 }
