@@ -688,10 +688,10 @@ fn run_with_budget(file: &str, base: &str, ops: &[Op], budget: ParseBudget) {
             held = live.parse_job();
         }
         // Every third edit the job in flight finishes; the others go on without it.
-        if n % 3 == 2 {
-            if let Some(job) = held.take() {
-                live.install(job.run());
-            }
+        if n % 3 == 2
+            && let Some(job) = held.take()
+        {
+            live.install(job.run());
         }
         if !live.is_pending() {
             assert_eq!(

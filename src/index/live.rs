@@ -190,7 +190,7 @@ impl OpenDoc {
                 job.since = Some(job.since.map_or(c, |j| combine(&j, &c)));
             }
         }
-        match parse_within(self.lang, &self.text, &self.tree, self.budget) {
+        match parse_within(self.lang, &self.text, &self.tree, self.retry_budget()) {
             Some(new_tree) => match self.pending.take() {
                 // Caught up: splice against the last exact symbols with every edit since.
                 Some(p) => {
@@ -208,6 +208,16 @@ impl OpenDoc {
             },
             None if self.budget == ParseBudget::Wait => self.reparse_fully(),
             None => self.defer(change),
+        }
+    }
+
+    /// While a background parse is in flight, a keystroke only tries briefly: the text is
+    /// usually still as costly to parse (an opened string), and the job will catch up;
+    /// what succeeds in the shorter time is the cheap case (the string closed again).
+    fn retry_budget(&self) -> ParseBudget {
+        match (self.budget, &self.pending) {
+            (ParseBudget::Within(d), Some(p)) if p.job.is_some() => ParseBudget::Within(d / 3),
+            (budget, _) => budget,
         }
     }
 
