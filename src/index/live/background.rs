@@ -27,10 +27,8 @@ pub enum ParseBudget {
 }
 
 impl ParseBudget {
-    /// The default: leaves room under the 5 ms keystroke → symbols budget for the walk.
-    pub const DEFAULT_MS: u64 = 3;
-
-    /// `index.parse_budget_ms`: 0 means always wait.
+    /// `index.parse_budget_ms` (default 3: room under the 5 ms keystroke → symbols budget
+    /// for the walk); 0 means always wait.
     pub fn from_ms(ms: u64) -> ParseBudget {
         match ms {
             0 => ParseBudget::Wait,
