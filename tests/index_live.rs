@@ -4,7 +4,7 @@
 use mira::documents::{Document, PositionEncoding, byte_to_position};
 use mira::index::Lang;
 use mira::index::extract::extract;
-use mira::index::live::{OpenDoc, UpdateKind};
+use mira::index::live::{OpenDoc, ParseBudget, UpdateKind};
 use mira::index::parse::parse_and_extract;
 use proptest::prelude::*;
 use std::path::Path;
@@ -253,7 +253,7 @@ fn typing_inside_a_big_class_walks_only_the_touched_method() {
     let edit = doc.apply_change(Some(Range::new(pos, pos)), "x", PositionEncoding::Utf16);
     match live.apply(2, &[edit], doc.rope().clone()) {
         UpdateKind::Spliced { walked_bytes } => assert!(walked_bytes < 400, "{walked_bytes}"),
-        UpdateKind::Full => panic!("expected a splice"),
+        UpdateKind::Full | UpdateKind::Pending => panic!("expected a splice"),
     }
     assert_eq!(live.symbols, extract(lang, live.tree(), live.text()));
 }
@@ -293,7 +293,7 @@ fn typing_inside_one_function_walks_only_that_item() {
     let kind = live.apply(2, &[edit], doc.rope().clone());
     match kind {
         UpdateKind::Spliced { walked_bytes } => assert!(walked_bytes < 100, "{walked_bytes}"),
-        UpdateKind::Full => panic!("expected a splice"),
+        UpdateKind::Full | UpdateKind::Pending => panic!("expected a splice"),
     }
     assert_eq!(live.symbols.symbols.len(), 200);
     let f199 = live
@@ -549,4 +549,243 @@ fn typing_inside_a_bundles_anonymous_factory_matches_a_full_walk_and_walks_littl
         "only {narrow} of {typed} keystrokes re-walked less than 4 KB of a {} KB bundle",
         src.len() / 1024
     );
+}
+
+/// A bundle behind a one-line header: the library is one top-level statement after it.
+fn wrapped_library() -> String {
+    let mut s = String::from("// lib v1\n\nvar lib = (function () {\n  'use strict';\n");
+    for i in 0..400 {
+        s.push_str(&format!(
+            "  /** f{i} */\n  function f{i}(a) {{ return g{i}(a); }}\n"
+        ));
+    }
+    s.push_str("  return {};\n})();\n");
+    s
+}
+
+/// Typing at top level right before a huge item: the doc rule used to walk that item
+/// whole (a UMD wrapper is the whole library). Now only the definitions anchored at it
+/// have their docs read again; every keystroke still equals a full walk.
+#[test]
+fn a_doc_comment_typed_before_a_huge_item_rereads_only_its_docs() {
+    let src = wrapped_library();
+    assert!(src.len() > 16 * 1024);
+    let at = src.find("var lib").unwrap();
+    let doc_line = "/** The library. */\n";
+    let live = edit_bytes("a.js", &src, &[(at, at, doc_line)]);
+    assert_eq!(last_walked(&src, at, doc_line), 20);
+    assert_eq!(doc_of(&live, "lib").as_deref(), Some("The library."));
+    assert_eq!(doc_of(&live, "f7").as_deref(), Some("f7"));
+
+    // The same one keystroke at a time on the blank line above it, then a new function
+    // above the comment.
+    let lang = Lang::for_path(Path::new("a.js")).unwrap();
+    let mut doc = Document::new(&src, 1, "x");
+    let mut live = OpenDoc::open(lang, 1, doc.rope().clone()).unwrap();
+    let blank = at - 1;
+    // How many keystrokes of each phase must walk less than 4 KB: an unclosed `/*`, `(`
+    // or `{` above the library really changes its symbols (the comment swallows its
+    // head; error recovery nests it in the new function) and closing it changes them
+    // back, but the keystrokes in between and after walk little.
+    let phases = [
+        (blank, "/** The library. */", 17, false),
+        (blank, "function added(a) {\n  return a;\n}\n\n", 12, true),
+    ];
+    let mut v = 2;
+    for (at, typed, least, settles) in phases {
+        let (mut offset, mut small, mut last) = (at, 0, 0);
+        for ch in typed.chars() {
+            let pos = byte_to_position(doc.rope(), offset, PositionEncoding::Utf8);
+            let s = ch.to_string();
+            let edit = doc.apply_change(Some(Range::new(pos, pos)), &s, PositionEncoding::Utf8);
+            let walked = match live.apply(v, &[edit], doc.rope().clone()) {
+                UpdateKind::Spliced { walked_bytes } => walked_bytes,
+                other => panic!("keystroke {v}: {other:?}"),
+            };
+            v += 1;
+            offset += s.len();
+            small += usize::from(walked < 4096);
+            last = walked;
+            assert_eq!(
+                live.symbols,
+                extract(lang, live.tree(), live.text()),
+                "after typing {:?}",
+                &typed[..offset - at]
+            );
+        }
+        assert!(
+            small >= least && (!settles || last < 4096),
+            "typing {typed:?}: only {small} keystrokes walked less than 4 KB (the last {last} bytes)"
+        );
+    }
+    assert_eq!(doc_of(&live, "lib").as_deref(), Some("The library."));
+    assert!(live.symbols.symbols.iter().any(|s| s.name == "added"));
+}
+
+/// How many bytes inserting `text` at `at` in a JS file walks again.
+fn last_walked(src: &str, at: usize, text: &str) -> usize {
+    let lang = Lang::for_path(Path::new("a.js")).unwrap();
+    let mut doc = Document::new(src, 1, "x");
+    let mut live = OpenDoc::open(lang, 1, doc.rope().clone()).unwrap();
+    let pos = byte_to_position(doc.rope(), at, PositionEncoding::Utf8);
+    let edit = doc.apply_change(Some(Range::new(pos, pos)), text, PositionEncoding::Utf8);
+    match live.apply(2, &[edit], doc.rope().clone()) {
+        UpdateKind::Spliced { walked_bytes } => walked_bytes,
+        other => panic!("{other:?}"),
+    }
+}
+
+/// Settles a pending document: runs its background parses (as the owner's thread would)
+/// until it is caught up.
+fn settle(live: &mut OpenDoc) {
+    while live.is_pending() {
+        let job = live
+            .parse_job()
+            .expect("a pending document has a parse to run");
+        live.install(job.run());
+    }
+}
+
+/// With a parse budget, a keystroke whose reparse runs over answers with shifted symbols;
+/// once the background parse is installed (with the edits made meanwhile replayed) the
+/// symbols equal a full walk again. Jobs are held over several edits so replay is covered.
+fn run_with_budget(file: &str, base: &str, ops: &[Op], budget: ParseBudget) {
+    let lang = Lang::for_path(Path::new(file)).unwrap();
+    let mut doc = Document::new(base, 1, "x");
+    let mut live = OpenDoc::open(lang, 1, doc.rope().clone()).unwrap();
+    live.set_parse_budget(budget);
+    let enc = PositionEncoding::Utf8;
+    let mut held = None;
+    for (n, op) in ops.iter().enumerate() {
+        let rope = doc.rope().clone();
+        let chars = rope.len_chars();
+        let (start_c, end_c, text) = match op {
+            Op::Insert { at, snippet } => {
+                let c = at % (chars + 1);
+                (c, c, SNIPPETS[*snippet])
+            }
+            Op::Delete { at, len } => {
+                let c = at % (chars + 1);
+                (c, (c + len).min(chars), "")
+            }
+            Op::InsertNearEnd { back, snippet } => {
+                let c = chars.saturating_sub(*back);
+                (c, c, SNIPPETS[*snippet])
+            }
+        };
+        let range = Range {
+            start: byte_to_position(&rope, rope.char_to_byte(start_c), enc),
+            end: byte_to_position(&rope, rope.char_to_byte(end_c), enc),
+        };
+        let edit = doc.apply_change(Some(range), text, enc);
+        live.apply(n as i32 + 2, &[edit], doc.rope().clone());
+        assert_eq!(live.text(), doc.text().as_bytes());
+        let len = live.text().len() as u32;
+        for s in &live.symbols.symbols {
+            assert!(s.range.start_byte <= s.range.end_byte && s.range.end_byte <= len);
+        }
+        if held.is_none() {
+            held = live.parse_job();
+        }
+        // Every third edit the job in flight finishes; the others go on without it.
+        if n % 3 == 2
+            && let Some(job) = held.take()
+        {
+            live.install(job.run());
+        }
+        if !live.is_pending() {
+            assert_eq!(
+                live.symbols,
+                extract(lang, live.tree(), live.text()),
+                "after op {n} {op:?} (not pending)"
+            );
+        }
+    }
+    if let Some(job) = held.take() {
+        live.install(job.run());
+    }
+    settle(&mut live);
+    assert_eq!(live.symbols, extract(lang, live.tree(), live.text()));
+}
+
+/// So small that every reparse long enough to check its progress runs out.
+fn tiny() -> ParseBudget {
+    ParseBudget::Within(std::time::Duration::from_nanos(1))
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+
+    #[test]
+    fn pending_parses_settle_to_a_full_walk_python(ops in proptest::collection::vec(op(), 1..30)) {
+        run_with_budget("a.py", &big_python(), &ops, tiny());
+    }
+
+    #[test]
+    fn pending_parses_settle_to_a_full_walk_rust(ops in proptest::collection::vec(op(), 1..30)) {
+        run_with_budget("a.rs", &big_rust(), &ops, tiny());
+    }
+
+    #[test]
+    fn pending_parses_settle_to_a_full_walk_bundle(ops in proptest::collection::vec(op(), 1..30)) {
+        run_with_budget("a.js", &big_js(), &ops, tiny());
+    }
+
+    #[test]
+    fn the_default_budget_settles_to_a_full_walk(ops in proptest::collection::vec(op(), 1..30)) {
+        run_with_budget("a.py", &big_python(), &ops, ParseBudget::from_ms(3));
+    }
+}
+
+/// A `"""` typed near the start of a big Python file opens a string that swallows every
+/// docstring after it: with a budget the keystroke answers at once with the previous
+/// symbols shifted, and the background parse brings the exact ones.
+#[test]
+fn an_opened_triple_quote_is_parsed_in_the_background() {
+    let src = polytools_like(600);
+    let lang = Lang::for_path(Path::new("a.py")).unwrap();
+    let mut doc = Document::new(&src, 1, "x");
+    let mut live = OpenDoc::open(lang, 1, doc.rope().clone()).unwrap();
+    live.set_parse_budget(tiny());
+    let before = live.symbols.symbols.len();
+    let at = src.find("\n\n").unwrap() + 2;
+    let mut kinds = Vec::new();
+    for (v, ch) in "x = \"\"\"".chars().enumerate() {
+        let pos = byte_to_position(doc.rope(), at + v, PositionEncoding::Utf8);
+        let edit = doc.apply_change(
+            Some(Range::new(pos, pos)),
+            &ch.to_string(),
+            PositionEncoding::Utf8,
+        );
+        kinds.push(live.apply(v as i32 + 2, &[edit], doc.rope().clone()));
+    }
+    assert_eq!(kinds.last(), Some(&UpdateKind::Pending), "{kinds:?}");
+    // Meanwhile the outline is the previous one, shifted: nothing was lost.
+    assert!(live.symbols.symbols.len() >= before);
+    let last = live
+        .symbols
+        .symbols
+        .iter()
+        .find(|s| s.name == "f599")
+        .unwrap();
+    assert_eq!(
+        &doc.text()[last.selection.start_byte as usize..last.selection.end_byte as usize],
+        "f599"
+    );
+    settle(&mut live);
+    assert_eq!(live.symbols, extract(lang, live.tree(), live.text()));
+    assert!(
+        live.symbols.symbols.len() < before / 2,
+        "the string swallowed most definitions"
+    );
+}
+
+fn polytools_like(n: usize) -> String {
+    let mut s = String::from("import os\n\n");
+    for i in 0..n {
+        s.push_str(&format!(
+            "def f{i}(a, b):\n    \"\"\"Adds {i} to a.\n\n    Examples: f{i}(1, 2)\n    \"\"\"\n    return a + b + {i}\n\n"
+        ));
+    }
+    s
 }

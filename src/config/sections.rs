@@ -112,6 +112,9 @@ pub struct IndexConfig {
     pub workspace_symbol_limit: usize,
     /// Watch unopened files for changes.
     pub watch: bool,
+    /// How long an open document's reparse may hold up a keystroke before it is finished
+    /// in the background (the outline answers from the previous parse meanwhile); 0 waits.
+    pub parse_budget_ms: u64,
 }
 
 impl Default for IndexConfig {
@@ -121,6 +124,7 @@ impl Default for IndexConfig {
             exclude: Vec::new(),
             workspace_symbol_limit: 128,
             watch: true,
+            parse_budget_ms: 3,
         }
     }
 }

@@ -11,6 +11,11 @@ use tree_sitter::{Node, Tree};
 const MAX_SIGNATURE: usize = 240;
 /// Longest doc kept, in bytes.
 const MAX_DOC: usize = 2000;
+/// How far above the node it classified a definition's doc anchor may sit (`export` →
+/// `declare` → `const` → declarator is three). A definition anchored at an item is thus
+/// found by walking only that deep into it ([`shallow_symbols`]); the walker checks the
+/// bound in debug builds.
+pub const DOC_ANCHOR_HOPS: usize = 4;
 
 /// All symbols and references of a parsed file.
 pub fn extract(lang: Lang, tree: &Tree, src: &[u8]) -> FileSymbols {
@@ -63,11 +68,29 @@ pub fn extract_items_in<'t>(
             })
             .collect(),
         base,
+        max_depth: usize::MAX,
     };
     for item in items {
         w.walk(item);
     }
     w.out
+}
+
+/// The symbols defined within [`DOC_ANCHOR_HOPS`] levels of `item` (a child of the root):
+/// every definition whose doc can be read from the comments above `item`, without walking
+/// the rest of it. Indices in them are meaningless; docs, names, kinds and spans are exact.
+pub fn shallow_symbols(lang: Lang, src: &[u8], item: Node<'_>) -> Vec<Symbol> {
+    let mut w = Walker {
+        lang,
+        actions: &lang.tables().actions,
+        src,
+        out: FileSymbols::default(),
+        stack: Vec::new(),
+        base: 0,
+        max_depth: 1 + DOC_ANCHOR_HOPS,
+    };
+    w.walk(item);
+    w.out.symbols
 }
 
 struct Open {
@@ -86,6 +109,8 @@ struct Walker<'a> {
     /// Enclosing definitions sit at depth 0; walked items start at depth 1.
     stack: Vec<Open>,
     base: u32,
+    /// Nodes this deep are visited but not descended into.
+    max_depth: usize,
 }
 
 impl Walker<'_> {
@@ -101,7 +126,7 @@ impl Walker<'_> {
                 Some(KindAction::Skip) => false,
                 _ => true,
             };
-            if descend && cursor.goto_first_child() {
+            if descend && depth < self.max_depth && cursor.goto_first_child() {
                 depth += 1;
                 continue;
             }
@@ -131,11 +156,13 @@ impl Walker<'_> {
             Visit::Descend => true,
             Visit::Skip => false,
             Visit::Def(def) => {
+                debug_assert_anchor_near(&def, node);
                 self.push_def(def, depth, true);
                 true
             }
             Visit::Defs(defs) => {
                 for def in defs {
+                    debug_assert_anchor_near(&def, node);
                     self.push_def(def, depth, false);
                 }
                 true
@@ -219,6 +246,29 @@ impl Walker<'_> {
             span: Span::of(&r.node),
             caller: self.stack.last().map(|o| o.index),
         });
+    }
+}
+
+/// A definition's doc anchor is inside the classified node (an enum's members) or an
+/// ancestor at most [`DOC_ANCHOR_HOPS`] above it (what [`shallow_symbols`] relies on: an
+/// anchor inside a node below an item is never the item).
+fn debug_assert_anchor_near(def: &Def<'_>, classified: Node<'_>) {
+    if cfg!(debug_assertions) {
+        let anchor = def.doc_anchor.unwrap_or(def.node);
+        let inside = anchor.start_byte() >= classified.start_byte()
+            && anchor.end_byte() <= classified.end_byte();
+        let mut n = Some(classified);
+        let near = (0..=DOC_ANCHOR_HOPS).any(|_| {
+            let here = n.is_some_and(|x| x == anchor);
+            n = n.and_then(|x| x.parent());
+            here
+        });
+        debug_assert!(
+            inside || near,
+            "doc anchor {} too far above {}",
+            anchor.kind(),
+            classified.kind()
+        );
     }
 }
 

@@ -2,15 +2,24 @@
 //!
 //! Per edit: `tree.edit` + incremental reparse, then only the top-level items touched by
 //! the edit or by the tree's changed ranges are walked again; every other symbol is shifted
-//! by the edit's delta. A full re-walk is the fallback for multi-edit changes.
+//! by the edit's delta. A full re-walk is the fallback for multi-edit changes. A reparse
+//! that runs over its budget is finished in the background ([`background`]).
 
-use super::extract::{Enclosing, extract, extract_items_in};
+mod background;
+mod combine;
+
+pub use background::{JobId, ParseBudget, ParseJob, Parsed};
+
+use super::extract::{Enclosing, extract, extract_items_in, shallow_symbols};
 use super::language::{Cx, Visit};
 use super::model::{FileSymbols, Span};
 use super::parse::with_parser;
 use super::registry::Lang;
 use crate::documents::TextEdit;
+use background::parse_within;
+use combine::combine;
 use ropey::Rope;
+use std::collections::HashMap;
 use tree_sitter::{InputEdit, Node, Point, Tree};
 
 /// Top-level regions smaller than this are simply walked again.
@@ -30,6 +39,9 @@ pub struct OpenDoc {
     text: Vec<u8>,
     tree: Tree,
     pub symbols: FileSymbols,
+    budget: ParseBudget,
+    /// Set while the tree is behind the text (a reparse ran out of budget).
+    pending: Option<Pending>,
 }
 
 /// How an update was done (for tests and the benchmark).
@@ -40,6 +52,9 @@ pub enum UpdateKind {
         walked_bytes: usize,
     },
     Full,
+    /// The reparse ran out of budget: the symbols were shifted by the edit and the parse
+    /// is pending ([`OpenDoc::parse_job`]).
+    Pending,
 }
 
 fn rope_bytes(rope: &Rope) -> Vec<u8> {
@@ -134,15 +149,30 @@ impl OpenDoc {
             text,
             tree,
             symbols,
+            budget: ParseBudget::Wait,
+            pending: None,
         })
+    }
+
+    /// How long each edit's reparse may take before it is finished in the background
+    /// (see [`background`]); a new document always waits.
+    pub fn set_parse_budget(&mut self, budget: ParseBudget) {
+        self.budget = budget;
     }
 
     pub fn text(&self) -> &[u8] {
         &self.text
     }
 
+    /// The syntax tree: while a parse is pending, the last finished one, edited.
     pub fn tree(&self) -> &Tree {
         &self.tree
+    }
+
+    /// A reparse ran out of budget and has not been caught up with yet: the symbols are
+    /// the last exact ones, shifted by the edits since.
+    pub fn is_pending(&self) -> bool {
+        self.pending.is_some()
     }
 
     /// Applies one didChange (its edits in order) whose result is `rope`.
@@ -153,18 +183,120 @@ impl OpenDoc {
         for e in edits {
             self.tree.edit(&input_edit(e));
         }
-        let Some(new_tree) = parse(self.lang, &self.text, Some(&self.tree)) else {
-            return self.reparse_fully();
-        };
-        let kind = match edits {
-            [single] => self.splice(&new_tree, single),
-            _ => {
-                self.symbols = extract(self.lang, &new_tree, &self.text);
-                UpdateKind::Full
+        let change = edits.iter().copied().reduce(|a, b| combine(&a, &b));
+        if let (Some(p), Some(c)) = (&mut self.pending, change) {
+            p.since = combine(&p.since, &c);
+            if let Some(job) = &mut p.job {
+                job.since = Some(job.since.map_or(c, |j| combine(&j, &c)));
             }
-        };
-        self.tree = new_tree;
+        }
+        match parse_within(self.lang, &self.text, &self.tree, self.retry_budget()) {
+            Some(new_tree) => match self.pending.take() {
+                // Caught up: splice against the last exact symbols with every edit since.
+                Some(p) => {
+                    self.symbols = p.exact;
+                    self.install_tree(new_tree, &p.since)
+                }
+                None => match edits {
+                    [single] => self.install_tree(new_tree, single),
+                    _ => {
+                        self.symbols = extract(self.lang, &new_tree, &self.text);
+                        self.tree = new_tree;
+                        UpdateKind::Full
+                    }
+                },
+            },
+            None if self.budget == ParseBudget::Wait => self.reparse_fully(),
+            None => self.defer(change),
+        }
+    }
+
+    /// While a background parse is in flight, a keystroke only tries briefly: the text is
+    /// usually still as costly to parse (an opened string), and the job will catch up;
+    /// what succeeds in the shorter time is the cheap case (the string closed again).
+    fn retry_budget(&self) -> ParseBudget {
+        match (self.budget, &self.pending) {
+            (ParseBudget::Within(d), Some(p)) if p.job.is_some() => ParseBudget::Within(d / 3),
+            (budget, _) => budget,
+        }
+    }
+
+    /// `self.tree` is the old tree edited by `e`, `self.symbols` its symbols; `new` is
+    /// the tree of the current text.
+    fn install_tree(&mut self, new: Tree, e: &TextEdit) -> UpdateKind {
+        let kind = self.splice(&new, e);
+        self.tree = new;
         kind
+    }
+
+    /// The reparse ran out of budget: keep the edited tree, answer with the symbols shifted
+    /// by the edit, and remember what a finished parse must be spliced against.
+    fn defer(&mut self, change: Option<TextEdit>) -> UpdateKind {
+        let Some(change) = change else {
+            // Nothing was edited, so the old tree is the text's.
+            return UpdateKind::Spliced { walked_bytes: 0 };
+        };
+        if self.pending.is_none() {
+            self.pending = Some(Pending {
+                exact: self.symbols.clone(),
+                since: change,
+                job: None,
+            });
+        }
+        let old = std::mem::take(&mut self.symbols);
+        self.symbols = rebuild(old, &change, (0, 0), |_| FileSymbols::default());
+        UpdateKind::Pending
+    }
+
+    /// The background parse this document needs, when one is pending and none is in
+    /// flight (at most one per document: later edits are replayed on its result).
+    pub fn parse_job(&mut self) -> Option<ParseJob> {
+        let p = self.pending.as_mut().filter(|p| p.job.is_none())?;
+        let job = ParseJob::new(
+            self.lang,
+            self.version,
+            self.text.clone(),
+            self.tree.clone(),
+        );
+        p.job = Some(InFlight {
+            id: job.id,
+            since: None,
+        });
+        Some(job)
+    }
+
+    /// Takes a finished background parse: replays the edits made since its snapshot and
+    /// reparses within the budget. `None` when it is stale (the document was parsed in
+    /// time since, or this is another document's); `Some(Pending)` when the catch-up ran
+    /// out of budget too (a new [`OpenDoc::parse_job`] is then due).
+    pub fn install(&mut self, parsed: Parsed) -> Option<UpdateKind> {
+        let p = self.pending.as_mut()?;
+        let job = p.job.take_if(|j| j.id == parsed.id)?;
+        let Some(mut tree) = parsed.tree else {
+            return Some(UpdateKind::Pending);
+        };
+        let Some(since) = job.since else {
+            self.pending = None;
+            self.tree = tree;
+            self.symbols = parsed.symbols;
+            return Some(UpdateKind::Full);
+        };
+        tree.edit(&input_edit(&since));
+        match parse_within(self.lang, &self.text, &tree, self.budget) {
+            Some(new_tree) => {
+                self.pending = None;
+                self.tree = tree;
+                self.symbols = parsed.symbols;
+                Some(self.install_tree(new_tree, &since))
+            }
+            None => {
+                // A better base for the next job than the old one; the answer stays shifted.
+                p.exact = parsed.symbols;
+                p.since = since;
+                self.tree = tree;
+                Some(UpdateKind::Pending)
+            }
+        }
     }
 
     fn reparse_fully(&mut self) -> UpdateKind {
@@ -177,8 +309,60 @@ impl OpenDoc {
 
     /// `self.tree` is the old tree, already edited; `new` is the reparsed one.
     fn splice(&mut self, new: &Tree, e: &TextEdit) -> UpdateKind {
-        let ie = input_edit(e);
-        // The region that may hold different symbols now, in new coordinates.
+        let (r_lo, r_hi) = self.changed(new, e);
+        let mut region = self.grow(new, e, (r_lo, r_hi), false);
+        // The item after the region keeps its symbols; only those anchored at it may read
+        // a new doc from the comments above it (a bundle's wrapper holds the whole library).
+        let mut next_docs = Vec::new();
+        if let Some(next) = region.next {
+            match self.anchored_docs(next, e) {
+                Some(docs) => next_docs = docs,
+                None => region = self.grow(new, e, (r_lo, r_hi), true),
+            }
+        }
+        let (lo, hi) = (region.lo, region.hi);
+
+        // Inside one big top-level item (a class spanning the file, a UMD bundle), re-walk
+        // only the touched members of the innermost enclosing body.
+        let root = new.root_node();
+        let (lo, hi, items, enclosing, docs) = match (hi - lo > NARROW_ABOVE)
+            .then(|| self.narrow(new, r_lo, r_hi, e))
+            .flatten()
+        {
+            Some(n) => (n.lo, n.hi, n.items, n.enclosing, n.docs),
+            None => {
+                let mut cursor = root.walk();
+                let items: Vec<Node> = root
+                    .children(&mut cursor)
+                    .filter(|c| c.start_byte() >= lo && c.end_byte() <= hi)
+                    .collect();
+                (lo, hi, items, Vec::new(), Vec::new())
+            }
+        };
+
+        let mut old = std::mem::take(&mut self.symbols);
+        for (index, doc) in next_docs {
+            old.symbols[index as usize].doc = doc;
+        }
+        let (lang, text) = (self.lang, &self.text);
+        let mut symbols = rebuild(old, e, (lo, hi), |n_before| {
+            extract_items_in(lang, text, items, enclosing, n_before)
+        });
+        // An enclosing definition keeps its entry, but its doc may be read from inside its
+        // body (a Python docstring is the body's first statement): take the doc read now.
+        for (index, doc) in docs {
+            if let Some(s) = symbols.symbols.get_mut(index as usize) {
+                s.doc = doc;
+            }
+        }
+        self.symbols = symbols;
+        UpdateKind::Spliced {
+            walked_bytes: hi - lo,
+        }
+    }
+
+    /// The byte span (new coordinates) that may hold different symbols now.
+    fn changed(&self, new: &Tree, e: &TextEdit) -> (usize, usize) {
         let mut lo = e.start_byte;
         let mut hi = e.new_end_byte;
         for r in self.tree.changed_ranges(new) {
@@ -195,9 +379,21 @@ impl OpenDoc {
                 (lo, hi) = (a, b);
             }
         }
-        let (r_lo, r_hi) = (lo, hi);
-        // Grow it to whole top-level items of both trees until stable, so no symbol is
-        // half inside.
+        (lo, hi)
+    }
+
+    /// Grows `changed` to whole top-level items of both trees until stable, so no symbol
+    /// is half inside, plus the comments after it. A definition's doc is read from the
+    /// comments and attributes above it, so the first item after those may have a new doc:
+    /// with `walk_next` it is walked too, else it is left out and returned as `next` (an
+    /// edit that changed it shows in the changed ranges, which then cover it).
+    fn grow<'t>(
+        &self,
+        new: &'t Tree,
+        e: &TextEdit,
+        (mut lo, mut hi): (usize, usize),
+        walk_next: bool,
+    ) -> Region<'t> {
         let old_items = root_items(&self.tree);
         let new_items = root_items(new);
         let root = new.root_node();
@@ -207,24 +403,40 @@ impl OpenDoc {
         let doc_kinds =
             |k: &str| spec.comment_kinds().contains(&k) || spec.doc_transparent().contains(&k);
         let mut extended = false;
+        let mut next: Option<Node<'t>> = None;
         loop {
             let (mut nlo, mut nhi) = (lo, hi);
             for &(s, en) in old_items.iter().chain(&new_items) {
-                if s <= nhi && en >= nlo {
+                // An item starting where the region ends, over the same bytes in both
+                // trees, outside the changed ranges and past the replaced text (a token
+                // whose text changed is not a change of structure), is the same as
+                // before: unless it is to be walked, it is the next item.
+                let after = !walk_next
+                    && s == nhi
+                    && en > s
+                    && (s > e.new_end_byte
+                        || (s == e.new_end_byte && e.old_end_byte == e.start_byte))
+                    && old_items.binary_search(&(s, en)).is_ok()
+                    && new_items.binary_search(&(s, en)).is_ok();
+                if s <= nhi && en >= nlo && !after {
                     nlo = nlo.min(s);
                     nhi = nhi.max(en);
                 }
             }
-            // A definition's doc is read from the comments and attributes above it, so the
-            // first definition after the region may have a different doc now: include it.
             let first_after = children.iter().position(|c| c.start_byte() >= nhi);
             if let (false, Some(first_after)) = (extended, first_after) {
                 extended = true;
                 for c in &children[first_after..] {
-                    nhi = nhi.max(c.end_byte());
-                    if !doc_kinds(c.kind()) {
-                        break;
+                    if doc_kinds(c.kind()) {
+                        nhi = nhi.max(c.end_byte());
+                        continue;
                     }
+                    if walk_next {
+                        nhi = nhi.max(c.end_byte());
+                    } else {
+                        next = Some(*c);
+                    }
+                    break;
                 }
             }
             if (nlo, nhi) == (lo, hi) {
@@ -232,114 +444,41 @@ impl OpenDoc {
             }
             (lo, hi) = (nlo, nhi);
         }
+        Region {
+            lo,
+            hi,
+            next: next.filter(|n| n.start_byte() >= hi),
+        }
+    }
 
-        // Inside one big top-level item (a class spanning the file, a UMD bundle), re-walk
-        // only the touched members of the innermost enclosing body.
-        let (lo, hi, items, enclosing, docs) = match (hi - lo > NARROW_ABOVE)
-            .then(|| self.narrow(new, r_lo, r_hi, e))
-            .flatten()
-        {
-            Some(n) => (n.lo, n.hi, n.items, n.enclosing, n.docs),
-            None => {
-                let mut cursor = root.walk();
-                let items: Vec<Node> = root
-                    .children(&mut cursor)
-                    .filter(|c| c.start_byte() >= lo && c.end_byte() <= hi)
-                    .collect();
-                (lo, hi, items, Vec::new(), Vec::new())
-            }
-        };
-
-        // Old symbols: before the region stay, inside it go, after it shift.
-        let old = std::mem::take(&mut self.symbols);
-        let shifted = |span: &Span| -> Span {
-            let mut s = *span;
-            if s.start_byte as usize >= e.old_end_byte {
-                s.shift(&ie);
-            } else if s.end_byte as usize > e.start_byte && s.end_byte as usize >= e.old_end_byte {
-                // An enclosing definition: it grows or shrinks with the edit.
-                s.shift_end(&ie);
-            }
-            s
-        };
-        // `orig` is the start before the edit: anything starting inside the replaced text
-        // is gone whatever its stale offsets say.
-        let place = |orig: usize, start: usize| -> u8 {
-            if (e.start_byte..e.old_end_byte).contains(&orig) || (lo <= start && start < hi) {
-                1
-            } else if start < lo {
-                0
-            } else {
-                2
-            }
-        };
-        // Where each old symbol ends up, so parent and caller indices can follow it.
-        let mut before = Vec::new();
-        let mut after = Vec::new();
-        let mut placed: Vec<Placed> = Vec::with_capacity(old.symbols.len());
-        for mut s in old.symbols {
-            let orig = s.range.start_byte as usize;
-            s.range = shifted(&s.range);
-            s.selection = shifted(&s.selection);
-            match place(orig, s.range.start_byte as usize) {
-                0 => {
-                    placed.push(Placed::Before(before.len() as u32));
-                    before.push(s);
-                }
-                1 => placed.push(Placed::Gone),
-                _ => {
-                    placed.push(Placed::After(after.len() as u32));
-                    after.push(s);
-                }
+    /// The docs of the old symbols defined near the top of `next` (an item after the
+    /// region, the same in both trees), read in the new tree: (index in the old list,
+    /// doc). `None` when some definition there has no one old counterpart.
+    fn anchored_docs(&self, next: Node<'_>, e: &TextEdit) -> Option<Vec<(u32, Option<String>)>> {
+        let delta = e.new_end_byte as i64 - e.old_end_byte as i64;
+        let old_start = (next.start_byte() as i64 - delta) as u32;
+        let old_end = (next.end_byte() as i64 - delta) as u32;
+        let mut at: HashMap<u32, Vec<u32>> = HashMap::new();
+        for (i, s) in self.symbols.symbols.iter().enumerate() {
+            if s.range.start_byte >= old_start && s.range.end_byte <= old_end {
+                at.entry(s.selection.start_byte).or_default().push(i as u32);
             }
         }
-        let n_before = before.len() as u32;
-        let fresh = extract_items_in(self.lang, &self.text, items, enclosing, n_before);
-        let n_fresh = fresh.symbols.len() as u32;
-        let final_index = |old_index: u32| -> Option<u32> {
-            match placed.get(old_index as usize)? {
-                Placed::Before(i) => Some(*i),
-                Placed::After(i) => Some(n_before + n_fresh + i),
-                Placed::Gone => None,
-            }
-        };
-        let mut symbols = before;
-        // An enclosing definition keeps its entry, but its doc may be read from inside its
-        // body (a Python docstring is the body's first statement): take the doc read now.
-        for (index, doc) in docs {
-            if let Some(s) = symbols.get_mut(index as usize) {
-                s.doc = doc;
+        let mut docs = Vec::new();
+        for s in shallow_symbols(self.lang, &self.text, next) {
+            let old_at = (s.selection.start_byte as i64 - delta) as u32;
+            let mut same = at.get(&old_at)?.iter().filter(|&&i| {
+                let o = &self.symbols.symbols[i as usize];
+                o.kind == s.kind && o.name == s.name
+            });
+            let (Some(&index), None) = (same.next(), same.next()) else {
+                return None;
+            };
+            if self.symbols.symbols[index as usize].doc != s.doc {
+                docs.push((index, s.doc));
             }
         }
-        symbols.extend(fresh.symbols);
-        for mut s in after {
-            s.parent = s.parent.and_then(final_index);
-            symbols.push(s);
-        }
-
-        let mut refs_before = Vec::new();
-        let mut refs_after = Vec::new();
-        for mut r in old.refs {
-            let orig = r.span.start_byte as usize;
-            r.span = shifted(&r.span);
-            match place(orig, r.span.start_byte as usize) {
-                0 => refs_before.push(r),
-                1 => {}
-                _ => {
-                    r.caller = r.caller.and_then(final_index);
-                    refs_after.push(r);
-                }
-            }
-        }
-        refs_before.extend(fresh.refs);
-        refs_before.extend(refs_after);
-        self.symbols = FileSymbols {
-            symbols,
-            refs: refs_before,
-        };
-        UpdateKind::Spliced {
-            walked_bytes: hi - lo,
-        }
+        Some(docs)
     }
 
     /// The members of the innermost body strictly enclosing `[r_lo, r_hi]`, with the
@@ -487,4 +626,121 @@ struct Narrowed<'t> {
     enclosing: Vec<Enclosing>,
     /// (index in the symbol list, doc read now).
     docs: Vec<(u32, Option<String>)>,
+}
+
+/// The top-level span to walk again and, when it was left out, the item after it.
+struct Region<'t> {
+    lo: usize,
+    hi: usize,
+    next: Option<Node<'t>>,
+}
+
+/// What a document whose reparse ran out of budget keeps.
+struct Pending {
+    /// The symbols of the last finished parse, and every edit since as one: what the
+    /// parse that catches up is spliced against.
+    exact: FileSymbols,
+    since: TextEdit,
+    job: Option<InFlight>,
+}
+
+/// The background parse of a pending document.
+struct InFlight {
+    id: JobId,
+    /// Every edit since its snapshot, as one.
+    since: Option<TextEdit>,
+}
+
+/// The symbols after `e`: those before `lo` stay, those in `lo..hi` (new coordinates) or
+/// starting in the replaced text go, those after shift; `fresh(n)` gives the symbols of
+/// `lo..hi` numbered from `n`, the count kept before them.
+fn rebuild(
+    old: FileSymbols,
+    e: &TextEdit,
+    (lo, hi): (usize, usize),
+    fresh: impl FnOnce(u32) -> FileSymbols,
+) -> FileSymbols {
+    let ie = input_edit(e);
+    let shifted = |span: &Span| -> Span {
+        let mut s = *span;
+        if s.start_byte as usize >= e.old_end_byte {
+            s.shift(&ie);
+        } else if s.end_byte as usize > e.start_byte && s.end_byte as usize >= e.old_end_byte {
+            // An enclosing definition: it grows or shrinks with the edit.
+            s.shift_end(&ie);
+        } else if s.end_byte as usize > e.start_byte {
+            // It ended in the replaced text (kept only while a parse is pending).
+            s.end_byte = e.new_end_byte as u32;
+            s.end = ie.new_end_position.into();
+        }
+        s
+    };
+    // `orig` is the start before the edit: anything starting inside the replaced text
+    // is gone whatever its stale offsets say.
+    let place = |orig: usize, start: usize| -> u8 {
+        if (e.start_byte..e.old_end_byte).contains(&orig) || (lo <= start && start < hi) {
+            1
+        } else if start < lo {
+            0
+        } else {
+            2
+        }
+    };
+    // Where each old symbol ends up, so parent and caller indices can follow it.
+    let mut before = Vec::new();
+    let mut after = Vec::new();
+    let mut placed: Vec<Placed> = Vec::with_capacity(old.symbols.len());
+    for mut s in old.symbols {
+        let orig = s.range.start_byte as usize;
+        s.range = shifted(&s.range);
+        s.selection = shifted(&s.selection);
+        match place(orig, s.range.start_byte as usize) {
+            0 => {
+                placed.push(Placed::Before(before.len() as u32));
+                before.push(s);
+            }
+            1 => placed.push(Placed::Gone),
+            _ => {
+                placed.push(Placed::After(after.len() as u32));
+                after.push(s);
+            }
+        }
+    }
+    let n_before = before.len() as u32;
+    let fresh = fresh(n_before);
+    let n_fresh = fresh.symbols.len() as u32;
+    let final_index = |old_index: u32| -> Option<u32> {
+        match placed.get(old_index as usize)? {
+            Placed::Before(i) => Some(*i),
+            Placed::After(i) => Some(n_before + n_fresh + i),
+            Placed::Gone => None,
+        }
+    };
+    let mut symbols = before;
+    symbols.extend(fresh.symbols);
+    for mut s in after {
+        s.parent = s.parent.and_then(final_index);
+        symbols.push(s);
+    }
+
+    let mut refs_before = Vec::new();
+    let mut refs_after = Vec::new();
+    for mut r in old.refs {
+        let orig = r.span.start_byte as usize;
+        r.span = shifted(&r.span);
+        match place(orig, r.span.start_byte as usize) {
+            0 => refs_before.push(r),
+            1 => {}
+            _ => {
+                r.caller = r.caller.and_then(final_index);
+                refs_after.push(r);
+            }
+        }
+    }
+    refs_before.extend(fresh.refs);
+    refs_before.extend(refs_after);
+    FileSymbols {
+        symbols,
+        refs: refs_before,
+    }
 }

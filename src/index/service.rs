@@ -8,7 +8,7 @@
 
 use super::crawl::{self, CrawlOptions, CrawlProgress, CrawlStats, FileUpdate};
 use super::db;
-use super::live::OpenDoc;
+use super::live::{OpenDoc, ParseBudget, ParseJob, Parsed};
 use super::model::{Span, Symbol, SymbolKind};
 use super::parse::parse_and_extract;
 use super::registry::Lang;
@@ -38,6 +38,8 @@ pub struct IndexOptions {
     pub project_name: String,
     pub crawl: CrawlOptions,
     pub watch: bool,
+    /// How long an open document's reparse may hold up the actor (`index.parse_budget_ms`).
+    pub parse_budget: ParseBudget,
 }
 
 /// What the cold index reports while it runs (the LSP layer turns it into `$/progress`).
@@ -381,6 +383,7 @@ pub fn start(
     progress: mpsc::UnboundedSender<IndexProgress>,
 ) -> IndexHandle {
     let (tx, rx) = mpsc::unbounded_channel();
+    let (parsed_tx, parsed_rx) = mpsc::unbounded_channel();
     let (disk_tx, disk_rx) = std::sync::mpsc::channel();
     let handle = IndexHandle {
         tx: tx.clone(),
@@ -402,10 +405,12 @@ pub fn start(
         stats: Vec::new(),
         disk: disk_tx.clone(),
         watchers: Vec::new(),
+        parse_budget: opts.parse_budget,
+        parser: BackgroundParser::new(parsed_tx),
     };
     let spawned = std::thread::Builder::new()
         .name("mira-index".into())
-        .spawn(move || actor.run(docs, rx));
+        .spawn(move || actor.run(docs, rx, parsed_rx));
     if let Err(e) = spawned {
         let _ = progress.send(IndexProgress::Failed(format!(
             "cannot start the index thread: {e}"
@@ -448,6 +453,9 @@ struct Actor {
     disk: std::sync::mpsc::Sender<watch::DiskWork>,
     /// Who wants to hear about symbol changes (anchored memories).
     watchers: Vec<SymbolWatch>,
+    parse_budget: ParseBudget,
+    /// Finishes the reparses that ran out of budget.
+    parser: BackgroundParser,
 }
 
 /// Counts handled events, for tests that need to know the actor caught up.
@@ -458,6 +466,7 @@ impl Actor {
         mut self,
         mut docs: mpsc::UnboundedReceiver<DocEvent>,
         mut requests: mpsc::UnboundedReceiver<Request>,
+        mut parsed: mpsc::UnboundedReceiver<(Uri, Parsed)>,
     ) {
         let rt = match tokio::runtime::Builder::new_current_thread().build() {
             Ok(rt) => rt,
@@ -485,6 +494,13 @@ impl Actor {
                         }
                         None => break,
                     },
+                    Some((uri, done)) = parsed.recv() => {
+                        // Installed after every edit sent before it, which it replays.
+                        while let Ok(ev) = docs.try_recv() {
+                            self.on_doc(ev);
+                        }
+                        self.on_parsed(uri, done);
+                    }
                 }
                 EVENTS_HANDLED.fetch_add(1, Ordering::Relaxed);
             }
@@ -527,7 +543,8 @@ impl Actor {
                     return;
                 }
                 let key = self.key_for(&path);
-                if let Some(doc) = OpenDoc::open(lang, version, text) {
+                if let Some(mut doc) = OpenDoc::open(lang, version, text) {
+                    doc.set_parse_budget(self.parse_budget);
                     self.open.insert(uri.clone(), OpenEntry { key, doc });
                     self.report_open(&uri);
                     self.dirty.insert(uri);
@@ -541,7 +558,11 @@ impl Actor {
             } => {
                 if let Some(entry) = self.open.get_mut(&uri) {
                     entry.doc.apply(version, &edits, text);
+                    let job = entry.doc.parse_job();
                     self.report_open(&uri);
+                    if let Some(job) = job {
+                        self.parser.submit(uri.clone(), job);
+                    }
                     self.dirty.insert(uri);
                 }
             }
@@ -559,6 +580,22 @@ impl Actor {
                 }
             }
         }
+    }
+
+    /// A background parse finished: catch the document up (a closed or since re-parsed
+    /// document drops it), and parse again in the background if that ran out of budget.
+    fn on_parsed(&mut self, uri: Uri, done: Parsed) {
+        let Some(entry) = self.open.get_mut(&uri) else {
+            return;
+        };
+        if entry.doc.install(done).is_none() {
+            return;
+        }
+        if let Some(job) = entry.doc.parse_job() {
+            self.parser.submit(uri.clone(), job);
+        }
+        self.report_open(&uri);
+        self.dirty.insert(uri);
     }
 
     fn reload_from_disk(&mut self, key: &str, lang: Lang, path: &Path) {
@@ -784,6 +821,49 @@ impl Actor {
                 info(&h.symbol, &path, &conv, enc)
             })
             .collect()
+    }
+}
+
+/// One thread, started on first use, that runs the open documents' parse jobs in order
+/// (each document has at most one in flight) and sends each result to the actor.
+struct BackgroundParser {
+    jobs: Option<std::sync::mpsc::Sender<(Uri, ParseJob)>>,
+    done: mpsc::UnboundedSender<(Uri, Parsed)>,
+}
+
+impl BackgroundParser {
+    fn new(done: mpsc::UnboundedSender<(Uri, Parsed)>) -> Self {
+        BackgroundParser { jobs: None, done }
+    }
+
+    fn submit(&mut self, uri: Uri, job: ParseJob) {
+        let work = (uri, job);
+        let work = match &self.jobs {
+            Some(tx) => match tx.send(work) {
+                Ok(()) => return,
+                Err(std::sync::mpsc::SendError(work)) => work,
+            },
+            None => work,
+        };
+        let (tx, rx) = std::sync::mpsc::channel::<(Uri, ParseJob)>();
+        let done = self.done.clone();
+        let spawned = std::thread::Builder::new()
+            .name("mira-parse".into())
+            .spawn(move || {
+                for (uri, job) in rx {
+                    if done.send((uri, job.run())).is_err() {
+                        break;
+                    }
+                }
+            });
+        match spawned {
+            Ok(_) => {
+                let _ = tx.send(work);
+                self.jobs = Some(tx);
+            }
+            // The document stays on its previous parse until an edit parses in time.
+            Err(e) => tracing::error!(error = %e, "cannot start the background parse thread"),
+        }
     }
 }
 

@@ -4,6 +4,7 @@
 use super::state::ServerState;
 use crate::documents::path_to_uri;
 use crate::index::crawl::{CrawlOptions, CrawlProgress};
+use crate::index::live::ParseBudget;
 use crate::index::{IndexHandle, IndexOptions, IndexProgress, OutlineNode, SymbolInfo};
 use std::sync::{Mutex, OnceLock};
 use tokio::sync::mpsc;
@@ -46,6 +47,7 @@ pub fn start_index(state: &ServerState) {
             project_name: session.project.name.clone(),
             crawl: CrawlOptions::from_config(&cfg),
             watch: cfg.watch,
+            parse_budget: ParseBudget::from_ms(cfg.parse_budget_ms),
         },
         doc_rx,
         progress_tx,
