@@ -789,3 +789,63 @@ fn polytools_like(n: usize) -> String {
     }
     s
 }
+
+/// A function typed at top level before a big UMD bundle: while it is open, error recovery
+/// can nest the whole bundle in it, and walking all of that on the keystroke would cost
+/// more than the budget. With a budget set such a walk is the background job's: no
+/// keystroke walks more than 48 KB, and once settled the symbols equal a full walk.
+#[test]
+fn a_function_typed_before_a_huge_bundle_defers_the_huge_walk_and_settles_exact() {
+    let mut src = String::from("/** @license MIT */\n\n");
+    let at = src.len();
+    src.push_str(
+        "(function (global, factory) {\n  typeof exports === 'object' ? factory(exports) : factory((global.lib = {}));\n}(this, (function (exports) { 'use strict';\n\n",
+    );
+    for i in 0..900 {
+        src.push_str(&format!(
+            "  /** Adds {i}. */\n  function add{i}(a, b) {{\n    return a + b + {i};\n  }}\n\n"
+        ));
+    }
+    src.push_str("  exports.add0 = add0;\n})));\n");
+    assert!(src.len() > 64 * 1024);
+    let lang = Lang::for_path(Path::new("lib.umd.js")).unwrap();
+    let snippet = "/** Added. */\nfunction addedHere(a, b) {\n  return a + b;\n}\n\n";
+    let mut doc = Document::new(&src, 1, "x");
+    let mut live = OpenDoc::open(lang, 1, doc.rope().clone()).unwrap();
+    // A budget no parse here runs over: only the walk can be deferred.
+    live.set_parse_budget(ParseBudget::from_ms(10_000));
+    let (mut offset, mut deferred) = (at, 0);
+    for (v, ch) in snippet.chars().enumerate() {
+        let pos = byte_to_position(doc.rope(), offset, PositionEncoding::Utf8);
+        let s = ch.to_string();
+        let edit = doc.apply_change(Some(Range::new(pos, pos)), &s, PositionEncoding::Utf8);
+        match live.apply(v as i32 + 2, &[edit], doc.rope().clone()) {
+            UpdateKind::Spliced { walked_bytes } => assert!(
+                walked_bytes <= 48 * 1024,
+                "keystroke {v} {ch:?} walked {walked_bytes} bytes"
+            ),
+            UpdateKind::Pending => deferred += 1,
+            UpdateKind::Full => {}
+        }
+        offset += s.len();
+        if !live.is_pending() {
+            assert_eq!(
+                live.symbols,
+                extract(lang, live.tree(), live.text()),
+                "after typing {v} characters"
+            );
+        }
+        // The editor's next request after the job lands sees the exact outline.
+        if v % 7 == 6 {
+            settle(&mut live);
+            assert_eq!(live.symbols, extract(lang, live.tree(), live.text()));
+        }
+    }
+    settle(&mut live);
+    assert_eq!(live.symbols, extract(lang, live.tree(), live.text()));
+    assert!(live.symbols.symbols.iter().any(|s| s.name == "addedHere"));
+    assert!(
+        deferred > 0,
+        "no keystroke needed a huge walk: the test lost its point"
+    );
+}

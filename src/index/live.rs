@@ -3,7 +3,8 @@
 //! Per edit: `tree.edit` + incremental reparse, then only the top-level items touched by
 //! the edit or by the tree's changed ranges are walked again; every other symbol is shifted
 //! by the edit's delta. A full re-walk is the fallback for multi-edit changes. A reparse
-//! that runs over its budget is finished in the background ([`background`]).
+//! that runs over its budget is finished in the background ([`background`]), and so is a
+//! re-walk too large for a keystroke.
 
 mod background;
 mod combine;
@@ -24,6 +25,11 @@ use tree_sitter::{InputEdit, Node, Point, Tree};
 
 /// Top-level regions smaller than this are simply walked again.
 const NARROW_ABOVE: usize = 16 * 1024;
+
+/// A re-walk larger than this (~3 ms) does not run on a keystroke when a parse budget is
+/// set: the document answers as when its parse ran over, and the background job walks.
+/// It happens when error recovery nests the rest of a bundle in the function being typed.
+const DEFER_WALK_ABOVE: usize = 48 * 1024;
 
 #[derive(Clone, Copy)]
 enum Placed {
@@ -195,10 +201,10 @@ impl OpenDoc {
                 // Caught up: splice against the last exact symbols with every edit since.
                 Some(p) => {
                     self.symbols = p.exact;
-                    self.install_tree(new_tree, &p.since)
+                    self.install_tree(new_tree, &p.since, p.job)
                 }
                 None => match edits {
-                    [single] => self.install_tree(new_tree, single),
+                    [single] => self.install_tree(new_tree, single, None),
                     _ => {
                         self.symbols = extract(self.lang, &new_tree, &self.text);
                         self.tree = new_tree;
@@ -222,11 +228,27 @@ impl OpenDoc {
     }
 
     /// `self.tree` is the old tree edited by `e`, `self.symbols` its symbols; `new` is
-    /// the tree of the current text.
-    fn install_tree(&mut self, new: Tree, e: &TextEdit) -> UpdateKind {
-        let kind = self.splice(&new, e);
-        self.tree = new;
-        kind
+    /// the tree of the current text. `job` is a background parse still in flight.
+    fn install_tree(&mut self, new: Tree, e: &TextEdit, job: Option<InFlight>) -> UpdateKind {
+        let may_defer = self.budget != ParseBudget::Wait;
+        match self.splice(&new, e, may_defer) {
+            Some(kind) => {
+                self.tree = new;
+                kind
+            }
+            None => {
+                // The walk is the background job's: keep the edited old tree (what the
+                // exact symbols and `e` are relative to) and answer shifted.
+                let exact = std::mem::take(&mut self.symbols);
+                self.symbols = rebuild(exact.clone(), e, (0, 0), |_| FileSymbols::default());
+                self.pending = Some(Pending {
+                    exact,
+                    since: *e,
+                    job,
+                });
+                UpdateKind::Pending
+            }
+        }
     }
 
     /// The reparse ran out of budget: keep the edited tree, answer with the symbols shifted
@@ -287,7 +309,7 @@ impl OpenDoc {
                 self.pending = None;
                 self.tree = tree;
                 self.symbols = parsed.symbols;
-                Some(self.install_tree(new_tree, &since))
+                Some(self.install_tree(new_tree, &since, None))
             }
             None => {
                 // A better base for the next job than the old one; the answer stays shifted.
@@ -307,8 +329,9 @@ impl OpenDoc {
         UpdateKind::Full
     }
 
-    /// `self.tree` is the old tree, already edited; `new` is the reparsed one.
-    fn splice(&mut self, new: &Tree, e: &TextEdit) -> UpdateKind {
+    /// `self.tree` is the old tree, already edited; `new` is the reparsed one. `None`,
+    /// with nothing changed, when `may_defer` and the walk would be over [`DEFER_WALK_ABOVE`].
+    fn splice(&mut self, new: &Tree, e: &TextEdit, may_defer: bool) -> Option<UpdateKind> {
         let (r_lo, r_hi) = self.changed(new, e);
         let mut region = self.grow(new, e, (r_lo, r_hi), false);
         // The item after the region keeps its symbols; only those anchored at it may read
@@ -339,6 +362,9 @@ impl OpenDoc {
                 (lo, hi, items, Vec::new(), Vec::new())
             }
         };
+        if may_defer && hi - lo > DEFER_WALK_ABOVE {
+            return None;
+        }
 
         let mut old = std::mem::take(&mut self.symbols);
         for (index, doc) in next_docs {
@@ -356,9 +382,9 @@ impl OpenDoc {
             }
         }
         self.symbols = symbols;
-        UpdateKind::Spliced {
+        Some(UpdateKind::Spliced {
             walked_bytes: hi - lo,
-        }
+        })
     }
 
     /// The byte span (new coordinates) that may hold different symbols now.
