@@ -24,6 +24,34 @@ async fn status(s: &mut TestServer) -> Value {
     .expect("mira.status")
 }
 
+/// `mira lsp` on two workspace folders, once `mira.status` says the index is ready.
+async fn start_with(sandbox: &Sandbox, project: &Path, other: &Path) -> (TestServer, Value) {
+    let mut s = TestServer::binary(sandbox);
+    s.initialize(json!({
+        "processId": null,
+        "rootUri": sandbox.project_uri(),
+        "workspaceFolders": [
+            {"uri": format!("file://{}", project.display()), "name": "project"},
+            {"uri": format!("file://{}", other.display()), "name": "other"},
+        ],
+        "capabilities": {"general": {"positionEncodings": ["utf-8"]}},
+        "clientInfo": {"name": "mira-tests"}
+    }))
+    .await;
+    let start = Instant::now();
+    loop {
+        let st = status(&mut s).await;
+        if st["index"]["ready"] == true {
+            return (s, st);
+        }
+        assert!(
+            start.elapsed() < PATIENCE,
+            "mira.status still says the index is not ready: {st}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
 #[tokio::test]
 async fn a_folder_whose_crawl_fails_is_reported_failed_not_indexing_forever() {
     let sandbox = Sandbox::new();
@@ -45,31 +73,7 @@ async fn a_folder_whose_crawl_fails_is_reported_failed_not_indexing_forever() {
     .unwrap();
     drop(conn);
 
-    let mut s = TestServer::binary(&sandbox);
-    s.initialize(json!({
-        "processId": null,
-        "rootUri": sandbox.project_uri(),
-        "workspaceFolders": [
-            {"uri": format!("file://{}", project.display()), "name": "project"},
-            {"uri": format!("file://{}", other.display()), "name": "other"},
-        ],
-        "capabilities": {"general": {"positionEncodings": ["utf-8"]}},
-        "clientInfo": {"name": "mira-tests"}
-    }))
-    .await;
-
-    let start = Instant::now();
-    let st = loop {
-        let st = status(&mut s).await;
-        if st["index"]["ready"] == true {
-            break st;
-        }
-        assert!(
-            start.elapsed() < PATIENCE,
-            "mira.status still says the index is not ready: {st}"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    };
+    let (mut s, st) = start_with(&sandbox, &project, &other).await;
     let failed = st["index"]["failedFolders"]
         .as_array()
         .expect("failedFolders");
@@ -152,27 +156,7 @@ async fn a_folder_that_cannot_open_its_database_is_retried_by_reindex() {
     .unwrap();
     drop(conn);
 
-    let mut s = TestServer::binary(&sandbox);
-    s.initialize(json!({
-        "processId": null,
-        "rootUri": sandbox.project_uri(),
-        "workspaceFolders": [
-            {"uri": format!("file://{}", project.display()), "name": "project"},
-            {"uri": format!("file://{}", other.display()), "name": "other"},
-        ],
-        "capabilities": {"general": {"positionEncodings": ["utf-8"]}},
-        "clientInfo": {"name": "mira-tests"}
-    }))
-    .await;
-    let start = Instant::now();
-    let st = loop {
-        let st = status(&mut s).await;
-        if st["index"]["ready"] == true {
-            break st;
-        }
-        assert!(start.elapsed() < PATIENCE, "never ready: {st}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    };
+    let (mut s, st) = start_with(&sandbox, &project, &other).await;
     let failed = st["index"]["failedFolders"]
         .as_array()
         .expect("failedFolders");
