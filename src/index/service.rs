@@ -12,12 +12,13 @@ use super::live::{OpenDoc, ParseBudget, ParseJob, Parsed};
 use super::model::{Span, Symbol, SymbolKind};
 use super::parse::parse_and_extract;
 use super::registry::Lang;
-use super::table::{SymbolHit, SymbolTable};
+use super::table::SymbolHit;
 use super::watch;
 use crate::documents::{DocEvent, PositionEncoding, byte_to_position, uri_to_path};
 use crate::store::Store;
 use ropey::Rope;
 use std::collections::{HashMap, HashSet};
+use synced::{LiveTable, View};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -26,6 +27,7 @@ use tower_lsp_server::ls_types::{Position, Range, Uri};
 
 mod focus;
 mod reach;
+mod synced;
 pub use focus::{
     FocusError, Related, SymbolChange, SymbolContext, SymbolWatch, file_hashes, symbol_hash,
 };
@@ -397,9 +399,8 @@ pub fn start(
     let actor = Actor {
         root: opts.root.clone(),
         max_bytes: opts.crawl.max_file_bytes,
-        table: SymbolTable::default(),
+        symbols: LiveTable::default(),
         open: HashMap::new(),
-        dirty: HashSet::new(),
         crawling: HashSet::from([opts.root.clone()]),
         failed: Vec::new(),
         stats: Vec::new(),
@@ -440,10 +441,9 @@ struct Actor {
     /// Open documents larger than this are not parsed, like files the crawl skips: a
     /// 50 MB buffer must not stall every other document's symbols.
     max_bytes: u64,
-    table: SymbolTable,
+    /// Every query reads it through [`Actor::view`], which syncs open buffers first.
+    symbols: LiveTable,
     open: HashMap<Uri, OpenEntry>,
-    /// Open documents whose symbols changed since the table last saw them.
-    dirty: HashSet<Uri>,
     /// Folders whose first crawl has not finished.
     crawling: HashSet<PathBuf>,
     /// Folders whose disk worker failed, and why; a later successful crawl clears it.
@@ -512,12 +512,12 @@ impl Actor {
     }
 
     fn path_for(&self, key: &str) -> PathBuf {
-        let p = Path::new(key);
-        if p.is_absolute() {
-            p.to_path_buf()
-        } else {
-            self.root.join(key)
-        }
+        synced::path_for(&self.root, key)
+    }
+
+    /// The index as queries see it: open buffers' latest symbols included.
+    fn view(&mut self) -> View<'_> {
+        self.symbols.view(&self.open, &self.root)
     }
 
     fn on_doc(&mut self, ev: DocEvent) {
@@ -547,7 +547,7 @@ impl Actor {
                     doc.set_parse_budget(self.parse_budget);
                     self.open.insert(uri.clone(), OpenEntry { key, doc });
                     self.report_open(&uri);
-                    self.dirty.insert(uri);
+                    self.symbols.touch(uri);
                 }
             }
             DocEvent::Changed {
@@ -563,7 +563,7 @@ impl Actor {
                     if let Some(job) = job {
                         self.parser.submit(uri.clone(), job);
                     }
-                    self.dirty.insert(uri);
+                    self.symbols.touch(uri);
                 }
             }
             DocEvent::Saved { uri } => {
@@ -572,7 +572,7 @@ impl Actor {
                 }
             }
             DocEvent::Closed { uri } => {
-                self.dirty.remove(&uri);
+                self.symbols.untouch(&uri);
                 if let Some(entry) = self.open.remove(&uri) {
                     // The buffer's unsaved state leaves with it: back to what is on disk.
                     let path = self.path_for(&entry.key);
@@ -595,19 +595,19 @@ impl Actor {
             self.parser.submit(uri.clone(), job);
         }
         self.report_open(&uri);
-        self.dirty.insert(uri);
+        self.symbols.touch(uri);
     }
 
     fn reload_from_disk(&mut self, key: &str, lang: Lang, path: &Path) {
         match std::fs::read(path) {
             Ok(bytes) => match parse_and_extract(lang, &bytes) {
                 Some(syms) => {
-                    self.table
+                    self.symbols
                         .upsert(key.to_string(), lang, bytes.is_ascii(), Arc::new(syms))
                 }
-                None => self.table.remove(key),
+                None => self.symbols.remove(key),
             },
-            Err(_) => self.table.remove(key),
+            Err(_) => self.symbols.remove(key),
         }
     }
 
@@ -616,37 +616,15 @@ impl Actor {
         self.crawling.remove(root);
         self.failed.retain(|(r, _)| r != root);
         self.stats.retain(|(r, _)| r != root);
-        let gone: Vec<String> = self
-            .table
-            .files()
-            .map(|(k, _)| k)
-            .filter(|k| Path::new(k.as_str()).starts_with(root))
-            .cloned()
-            .collect();
-        for key in gone {
+        for key in self.symbols.keys_under(root) {
             if !self.is_open_key(&key) {
-                self.table.remove(&key);
+                self.symbols.remove(&key);
             }
         }
     }
 
     fn is_open_key(&self, key: &str) -> bool {
         self.open.values().any(|e| e.key == key)
-    }
-
-    /// Pushes open documents' current symbols into the table (lazily: queries are rarer
-    /// than keystrokes).
-    fn sync_dirty(&mut self) {
-        for uri in std::mem::take(&mut self.dirty) {
-            if let Some(e) = self.open.get(&uri) {
-                self.table.upsert(
-                    e.key.clone(),
-                    e.doc.lang,
-                    e.doc.text().is_ascii(),
-                    Arc::new(e.doc.symbols.clone()),
-                );
-            }
-        }
     }
 
     fn on_request(&mut self, req: Request) {
@@ -657,7 +635,7 @@ impl Actor {
                         continue;
                     };
                     if !self.is_open_key(&f.path) {
-                        self.table
+                        self.symbols
                             .upsert(f.path, lang, f.ascii, Arc::new(f.symbols));
                     }
                 }
@@ -674,13 +652,13 @@ impl Actor {
                             // Unsaved state wins over disk.
                             if !self.is_open_key(&path) {
                                 self.report_disk(&path, Some((lang, &symbols)));
-                                self.table.upsert(path, lang, ascii, symbols);
+                                self.symbols.upsert(path, lang, ascii, symbols);
                             }
                         }
                         FileUpdate::Removed { path } => {
                             if !self.is_open_key(&path) {
                                 self.report_disk(&path, None);
-                                self.table.remove(&path);
+                                self.symbols.remove(&path);
                             }
                         }
                     }
@@ -712,9 +690,9 @@ impl Actor {
                 enc,
                 reply,
             } => {
-                self.sync_dirty();
-                let hits = self.table.search(&query, kind, limit);
-                let _ = reply.send(self.infos(hits, enc));
+                let view = self.view();
+                let hits = view.table.search(&query, kind, limit);
+                let _ = reply.send(view.infos(hits, enc));
             }
             Request::Outline { uri, enc, reply } => {
                 let outline = self.open.get(&uri).map(|e| {
@@ -730,8 +708,7 @@ impl Actor {
                 enc,
                 reply,
             } => {
-                self.sync_dirty();
-                let result = self.definition(&uri, position, enc);
+                let result = self.view().definition(&uri, position, enc);
                 let _ = reply.send(result);
             }
             Request::SymbolAt {
@@ -740,7 +717,7 @@ impl Actor {
                 enc,
                 reply,
             } => {
-                let _ = reply.send(self.symbol_at(&uri, position, enc));
+                let _ = reply.send(self.view().symbol_at(&uri, position, enc));
             }
             Request::Enclosing {
                 uri,
@@ -748,7 +725,7 @@ impl Actor {
                 enc,
                 reply,
             } => {
-                let _ = reply.send(self.enclosing(&uri, range, enc));
+                let _ = reply.send(self.view().enclosing(&uri, range, enc));
             }
             Request::NameAt {
                 uri,
@@ -756,7 +733,7 @@ impl Actor {
                 enc,
                 reply,
             } => {
-                let _ = reply.send(self.name_at(&uri, position, enc));
+                let _ = reply.send(self.view().name_at(&uri, position, enc));
             }
             Request::Watch(w) => self.watchers.push(w),
             Request::InReach {
@@ -765,13 +742,14 @@ impl Actor {
                 limit,
                 reply,
             } => {
-                let _ = reply.send(self.in_reach(&uri, line, limit));
+                let _ = reply.send(self.view().in_reach(&uri, line, limit));
             }
             Request::Status { reply } => {
-                self.sync_dirty();
+                let view = self.view();
+                let (files, symbols) = (view.table.file_count(), view.table.symbol_count());
                 let _ = reply.send(IndexStatus {
-                    files: self.table.file_count(),
-                    symbols: self.table.symbol_count(),
+                    files,
+                    symbols,
                     open_documents: self.open.len(),
                     cold_index_done: self.crawling.is_empty(),
                     roots: self.stats.clone(),
@@ -781,6 +759,9 @@ impl Actor {
         }
     }
 
+}
+
+impl View<'_> {
     fn definition(&self, uri: &Uri, position: Position, enc: PositionEncoding) -> Vec<SymbolInfo> {
         let Some(entry) = self.open.get(uri) else {
             return Vec::new();

@@ -81,17 +81,15 @@ impl SymbolTable {
         }
     }
 
-    /// Whether a file `skip` does not exclude defines `name` (no allocation, no ranking).
-    pub fn defines(&self, name: &str, skip: impl Fn(&str) -> bool) -> bool {
-        self.files.iter().any(|(path, e)| {
-            !skip(path) && {
-                let mut start = 0usize;
-                e.ends.iter().any(|&end| {
-                    let hit = &e.arena[start..end as usize] == name.as_bytes();
-                    start = end as usize;
-                    hit
-                })
-            }
+    /// Whether any file defines `name` (no allocation, no ranking).
+    pub fn defines(&self, name: &str) -> bool {
+        self.files.values().any(|e| {
+            let mut start = 0usize;
+            e.ends.iter().any(|&end| {
+                let hit = &e.arena[start..end as usize] == name.as_bytes();
+                start = end as usize;
+                hit
+            })
         })
     }
 

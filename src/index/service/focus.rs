@@ -3,6 +3,7 @@
 //! (what a memory is anchored to), and the per-symbol content hashes that tell anchored
 //! memories when their code changed.
 
+use super::synced::View;
 use super::{Actor, Request, SymbolInfo};
 use crate::documents::{PositionEncoding, position_to_byte};
 use crate::index::model::{FileSymbols, RefKind};
@@ -174,14 +175,13 @@ impl super::IndexHandle {
     }
 }
 
-impl Actor {
+impl View<'_> {
     pub(super) fn symbol_at(
-        &mut self,
+        &self,
         uri: &Uri,
         position: Position,
         enc: PositionEncoding,
     ) -> Result<SymbolContext, FocusError> {
-        self.sync_dirty();
         let entry = self
             .open
             .get(uri)
@@ -220,22 +220,15 @@ impl Actor {
         }
         let byte = position_to_byte(&entry.doc.rope, position, enc);
         let name = super::identifier_at(&entry.doc, byte)?;
-        // Open buffers are read directly (the table syncs them lazily, on queries); the
-        // table answers for every other file.
-        let open = self
-            .open
-            .values()
-            .any(|e| e.doc.symbols.symbols.iter().any(|s| s.name == name));
-        (open || self.table.defines(&name, |key| self.is_open_key(key))).then_some(name)
+        self.table.defines(&name).then_some(name)
     }
 
     pub(super) fn enclosing(
-        &mut self,
+        &self,
         uri: &Uri,
         range: Range,
         enc: PositionEncoding,
     ) -> Result<SymbolContext, FocusError> {
-        self.sync_dirty();
         let entry = self
             .open
             .get(uri)
@@ -382,6 +375,9 @@ impl Actor {
             .collect()
     }
 
+}
+
+impl Actor {
     /// Tell the watchers about an open document whose symbols may have changed.
     pub(super) fn report_open(&self, uri: &Uri) {
         let Some(e) = self.open.get(uri) else { return };

@@ -1,8 +1,10 @@
 //! The symbols in reach of a cursor, for inline completion: what the code near the cursor
 //! calls and what the file imports, resolved through the index to their signatures and docs.
-//! Read from the open buffer's own symbols (no table re-sync on the keystroke path).
+//! Read from the open buffer's own symbols; definitions come from the synced table, so a
+//! definition typed in another open, unsaved buffer is in reach.
 
-use super::{Actor, IndexGone, IndexHandle, Request};
+use super::synced::View;
+use super::{IndexGone, IndexHandle, Request};
 use crate::index::model::RefKind;
 use std::collections::HashSet;
 use tower_lsp_server::ls_types::Uri;
@@ -40,7 +42,7 @@ impl IndexHandle {
     }
 }
 
-impl Actor {
+impl View<'_> {
     pub(super) fn in_reach(&self, uri: &Uri, line: u32, limit: usize) -> Vec<InReach> {
         let Some(entry) = self.open.get(uri) else {
             return Vec::new();
