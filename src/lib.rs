@@ -7,6 +7,7 @@
 pub mod agent;
 pub mod complete;
 pub mod config;
+pub mod crashlog;
 pub mod documents;
 pub mod embed;
 pub mod fusion;

@@ -5,7 +5,12 @@ use mira::config::{self, ConfigInputs, Env, Loaded};
 use tracing_subscriber::prelude::*;
 use tracing_subscriber::{EnvFilter, fmt};
 
-pub fn init_lsp(env: &Env) -> Option<tracing_appender::non_blocking::WorkerGuard> {
+/// Logs for a long-running server (`what`: `mira lsp`, `mira mcp`), whose panics and fatal
+/// signals are also recorded for `mira doctor` (`mira::crashlog`).
+pub fn init_lsp(
+    env: &Env,
+    what: &'static str,
+) -> Option<tracing_appender::non_blocking::WorkerGuard> {
     let loaded = config::load(&ConfigInputs {
         env: env.clone(),
         ..Default::default()
@@ -37,5 +42,6 @@ pub fn init_lsp(env: &Env) -> Option<tracing_appender::non_blocking::WorkerGuard
         .with(stderr)
         .with(file_layer)
         .try_init();
+    mira::crashlog::install(&loaded.config.store.home, what);
     guard
 }

@@ -7,6 +7,7 @@ mod common;
 
 use common::{Sandbox, TestServer, frame};
 use serde_json::json;
+use std::os::unix::process::ExitStatusExt;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn no_input_wedges_the_server_or_drifts_a_document_silently() {
@@ -88,4 +89,96 @@ async fn no_input_wedges_the_server_or_drifts_a_document_silently() {
         (1, "fn c() {}\n".to_string())
     );
     assert_eq!(server.shutdown().await, 0);
+}
+
+/// `mira doctor`'s output for this sandbox.
+fn doctor(sandbox: &Sandbox) -> String {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_mira"))
+        .arg("doctor")
+        .env_clear()
+        .envs(sandbox.env())
+        .current_dir(sandbox.project())
+        .output()
+        .expect("run mira doctor");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Issue 20, item 4: a handler that panics answers its request with an error, the server
+/// goes on answering, and `mira doctor` shows the panic with its time.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_panicking_handler_answers_an_error_and_the_server_lives_on() {
+    let sandbox = Sandbox::new();
+    let mut env = sandbox.env();
+    env.push(("MIRA_TEST_PANIC_ON".into(), "textDocument/hover".into()));
+    let mut server = TestServer::binary_with_stderr(
+        env,
+        &sandbox.project(),
+        std::process::Stdio::null(),
+    );
+    server.initialize_default(&sandbox, &["utf-16"]).await;
+    let uri = sandbox.file_uri("a.rs");
+    server.open(&uri, "rust", "fn area() {}
+fn main() { area(); }
+").await;
+    let hover = json!({"textDocument": {"uri": uri}, "position": {"line": 1, "character": 13}});
+    for _ in 0..3 {
+        let err = server
+            .request("textDocument/hover", hover.clone())
+            .await
+            .expect_err("the panicking handler answers an error");
+        assert_eq!(err["code"], -32603, "{err}");
+        assert!(
+            err["message"].as_str().unwrap().contains("still running"),
+            "{err}"
+        );
+    }
+    let symbols = server
+        .request(
+            "textDocument/documentSymbol",
+            json!({"textDocument": {"uri": uri}}),
+        )
+        .await
+        .expect("other requests are still answered");
+    assert_eq!(symbols.as_array().map(Vec::len), Some(2), "{symbols}");
+    assert_eq!(server.shutdown().await, 0, "a clean exit after three panics");
+
+    let report = doctor(&sandbox);
+    let line = report
+        .lines()
+        .find(|l| l.contains("last crash"))
+        .unwrap_or_else(|| panic!("doctor names the last crash:\n{report}"));
+    assert!(line.contains("panic") && line.contains("UTC"), "{line}");
+    assert!(line.contains("MIRA_TEST_PANIC_ON names textDocument/hover"), "{line}");
+    assert!(report.contains("mira.log."), "doctor names the log file:\n{report}");
+}
+
+/// A fatal signal cannot be survived, but it is recorded: `mira doctor` shows it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fatal_signal_is_recorded_for_doctor() {
+    let sandbox = Sandbox::new();
+    assert!(
+        doctor(&sandbox).contains("last crash none recorded"),
+        "a new home has no crash"
+    );
+    let mut server = TestServer::binary_with_stderr(
+        sandbox.env(),
+        &sandbox.project(),
+        std::process::Stdio::null(),
+    );
+    server.initialize_default(&sandbox, &["utf-16"]).await;
+    let pid = server.pid().expect("a process") as i32;
+    // SAFETY: kill(2) on the child we spawned.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGSEGV) }, 0);
+    let deadline = std::time::Instant::now() + common::TIMEOUT;
+    let status = loop {
+        if let Some(s) = server.exit_status() {
+            break s;
+        }
+        assert!(std::time::Instant::now() < deadline, "the process died");
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    };
+    assert_eq!(status.signal(), Some(libc::SIGSEGV), "it still dies of it");
+    let report = doctor(&sandbox);
+    let line = report.lines().find(|l| l.contains("last crash")).unwrap();
+    assert!(line.contains("signal SIGSEGV in mira lsp"), "{line}");
 }

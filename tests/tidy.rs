@@ -27,6 +27,7 @@ const FLOORS: &[(&str, u8)] = &[
     ("sensitive", 20),
     ("text", 20),
     ("fusion", 20),
+    ("crashlog", 20),
 ];
 
 fn floor(module: &str) -> Option<u8> {

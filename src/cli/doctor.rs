@@ -62,6 +62,24 @@ pub fn run(path: Option<std::path::PathBuf>) -> i32 {
     };
     println!("  model      sensitive files {state} (agent.allow_sensitive)");
 
+    if let Some(logs) = &d.logs {
+        println!("\nLogs (mira lsp, mira mcp)");
+        match &logs.latest {
+            Some(f) => println!("  latest     {}", f.display()),
+            None => println!("  latest     none yet in {}", logs.dir.display()),
+        }
+        match &logs.last_crash {
+            Some(c) => println!(
+                "  last crash {} — {} {} (all: {})",
+                c.time(),
+                c.kind,
+                c.what,
+                logs.crashes.display()
+            ),
+            None => println!("  last crash none recorded"),
+        }
+    }
+
     if d.problems.is_empty() {
         println!("\nNo problems found.");
     } else {

@@ -8,7 +8,7 @@ use mira::mcp::{McpSetup, serve_stdio};
 use super::agent::{fail, memory_service, open};
 
 pub fn mcp() -> i32 {
-    let _guard = crate::logging::init_lsp(&Env::from_process());
+    let _guard = crate::logging::init_lsp(&Env::from_process(), "mira mcp");
     let cx = match open() {
         Ok(c) => c,
         Err(e) => return fail(e),

@@ -174,7 +174,7 @@ pub fn run() -> ExitCode {
 
 fn lsp() -> i32 {
     let options = mira::lsp::ServeOptions::from_process();
-    let _guard = crate::logging::init_lsp(&options.env);
+    let _guard = crate::logging::init_lsp(&options.env, "mira lsp");
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

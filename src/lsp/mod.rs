@@ -13,6 +13,7 @@ mod server;
 mod state;
 mod symbols;
 pub mod transport;
+mod unwind;
 
 pub use features::ClientFeatures;
 pub use server::{Backend, DocumentState, DocumentStateParams};
@@ -73,7 +74,7 @@ where
     let pump_out = tokio::spawn(transport::pump_out(from_server, output, replies_rx));
     Server::new(server_in, server_out, socket)
         .concurrency_level(CONCURRENCY)
-        .serve(service)
+        .serve(unwind::CatchPanic(service))
         .await;
     // The server's output pipe is closed now; let the writer drain it to the client.
     let _ = pump_out.await;

@@ -34,6 +34,17 @@ pub struct SecretsReport {
     pub allow_sensitive: bool,
 }
 
+/// Where the servers log, and the last crash or panic they recorded.
+#[derive(Debug)]
+pub struct LogsReport {
+    /// `mira lsp` and `mira mcp` write `mira.log.<YYYY-MM-DD>` here (UTC days).
+    pub dir: PathBuf,
+    /// The newest daily log file, if any.
+    pub latest: Option<PathBuf>,
+    pub crashes: PathBuf,
+    pub last_crash: Option<crate::crashlog::Crash>,
+}
+
 #[derive(Debug)]
 pub struct Doctor {
     pub project: Project,
@@ -44,6 +55,7 @@ pub struct Doctor {
     pub store: Option<StoreReport>,
     pub provider: String,
     pub secrets: SecretsReport,
+    pub logs: Option<LogsReport>,
     pub problems: Vec<Problem>,
 }
 
@@ -131,7 +143,9 @@ pub fn run(inputs: ConfigInputs, start: &Path) -> Doctor {
         None => "unknown (configuration not loaded)".into(),
     };
     let secrets = secrets_report(&project.root, loaded.as_ref(), &mut problems);
+    let logs = loaded.as_ref().map(|l| logs_report(&l.config.store.home));
     Doctor {
+        logs,
         project,
         secrets,
         config: loaded,
@@ -153,6 +167,28 @@ fn secrets_report(root: &Path, l: Option<&Loaded>, problems: &mut Vec<Problem>) 
         file_rules: files.rule_count(),
         miraignore: files.sources().into_iter().map(Path::to_path_buf).collect(),
         allow_sensitive: l.is_some_and(|l| l.config.agent.allow_sensitive),
+    }
+}
+
+fn logs_report(home: &Path) -> LogsReport {
+    let dir = home.join("logs");
+    let latest = std::fs::read_dir(&dir).ok().and_then(|entries| {
+        entries
+            .filter_map(Result::ok)
+            .map(|e| e.path())
+            .filter(|p| {
+                p.file_name()
+                    .and_then(|n| n.to_str())
+                    .is_some_and(|n| n.starts_with("mira.log."))
+            })
+            // `mira.log.YYYY-MM-DD`: the names sort by day.
+            .max()
+    });
+    LogsReport {
+        latest,
+        crashes: crate::crashlog::path(home),
+        last_crash: crate::crashlog::last(home),
+        dir,
     }
 }
 

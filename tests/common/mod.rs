@@ -315,6 +315,50 @@ impl TestServer {
         }
     }
 
+    /// The server process's id (binary servers only).
+    pub fn pid(&self) -> Option<u32> {
+        match &self.kind {
+            Kind::Binary(c) => c.id(),
+            Kind::InProcess(_) => None,
+        }
+    }
+
+    /// How the server process ended, once it has (binary servers only; never blocks).
+    pub fn exit_status(&mut self) -> Option<std::process::ExitStatus> {
+        match &mut self.kind {
+            Kind::Binary(c) => c.try_wait().ok().flatten(),
+            Kind::InProcess(_) => None,
+        }
+    }
+
+    /// Like `send_raw`, but a server that is gone is an answer, not a panic.
+    pub async fn try_send_raw(&mut self, bytes: &[u8]) -> bool {
+        self.flush_replies().await;
+        self.writer.write_all(bytes).await.is_ok() && self.writer.flush().await.is_ok()
+    }
+
+    /// The response to `id` if it comes within `within`.
+    pub async fn response_within(
+        &mut self,
+        id: i64,
+        within: Duration,
+    ) -> Option<Result<Value, Value>> {
+        let deadline = tokio::time::Instant::now() + within;
+        loop {
+            self.flush_replies().await;
+            if let Some(msg) = self.inbox.lock().unwrap().responses.remove(&id) {
+                return Some(match msg.get("error") {
+                    Some(e) => Err(e.clone()),
+                    None => Ok(msg.get("result").cloned().unwrap_or(Value::Null)),
+                });
+            }
+            match tokio::time::timeout_at(deadline, self.wake.recv()).await {
+                Ok(Some(())) => continue,
+                _ => return None,
+            }
+        }
+    }
+
     /// Close the client's end of the pipe, as a crashed editor would.
     pub async fn close_input(mut self) -> i32 {
         let _ = self.writer.shutdown().await;
