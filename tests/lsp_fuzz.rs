@@ -1,17 +1,24 @@
-//! A bounded, seeded fuzz of the real binary over stdio (issue 13): random incremental edits
-//! in UTF-16 (emoji, CJK, CRLF, lone CR, U+2028) to three open documents, interleaved with
-//! garbage params to every method Mira answers, unknown and `$/` methods, malformed JSON,
-//! wrong shapes, bare garbage bytes and frames announcing gigabytes. It asserts that every
-//! framed request gets exactly one answer and that every tracked document equals the
-//! client's text, at checkpoints and at the end.
+//! A bounded, seeded fuzz of the real binary over stdio (issues 13 and 20). Each session opens
+//! documents in four of the ten languages, each 6–40 KB and dense with multi-byte text
+//! (CJK, emoji, combining marks), with `index.parse_budget_ms = 1` so that edits which open a
+//! string or a comment run over budget and race the background reparse. It sends random
+//! incremental UTF-16 edits (big pastes and bursts included), valid requests that read the
+//! index, garbage params to every method Mira answers, unknown and `$/` methods, malformed
+//! JSON, bare garbage bytes and frames announcing gigabytes. Every framed request must get
+//! its answer, every tracked document must equal the client's text at checkpoints, and the
+//! process must exit 0 after `shutdown`. It prints sessions, messages, crashes, hangs and
+//! drift; any of the last three fails it, naming the seed.
 //!
-//! `MIRA_FUZZ_SEED=n` replays one seed; `MIRA_FUZZ_STEPS=n` changes the length.
+//! `MIRA_FUZZ_SEED=n` replays one session; `MIRA_FUZZ_SESSIONS` and `MIRA_FUZZ_STEPS` change
+//! the run's size. The valgrind test runs a short fuzz with the server under memcheck.
 
 mod common;
 
 use common::{Sandbox, TestServer, frame};
 use serde_json::{Value, json};
 use std::collections::BTreeSet;
+use std::os::unix::process::ExitStatusExt;
+use std::time::Duration;
 
 /// xorshift64*: small, seeded, and the same on every machine.
 struct Rng(u64);
@@ -64,7 +71,98 @@ const SNIPPETS: &[&str] = &[
     "}\n",
     "// 注释\n",
     "𝔘𝔫𝔦",
+    // Openers: each makes the lexer read to the end of the file, past the parse budget.
+    "/*",
+    "`",
+    "\"\"\"",
+    "<div>",
+    "#{",
+    "=begin\n",
+    "r#\"",
 ];
+
+/// The ten languages: extension, languageId, a header, and one repeated item (`{i}` = its
+/// number) heavy in three-byte characters, so parser chunks would end inside one.
+const LANGUAGES: &[(&str, &str, &str, &str)] = &[
+    (
+        "rs",
+        "rust",
+        "use std::fmt;\n",
+        "/// 文档 {i} 😀\npub fn f{i}(x: &str) -> usize {\n    let s = \"数据{i} é\";\n    x.len() + s.len()\n}\n",
+    ),
+    (
+        "py",
+        "python",
+        "import os\n",
+        "# 注释 {i}\ndef f{i}(x):\n    \"\"\"文档字符串 {i} 😀\"\"\"\n    return x + '数据'\n\n",
+    ),
+    (
+        "ts",
+        "typescript",
+        "import { a } from './a';\n",
+        "// 注释 {i}\nexport function f{i}(x: string): number {\n  const s = `模板 ${x} 😀`;\n  return s.length;\n}\n",
+    ),
+    (
+        "tsx",
+        "typescriptreact",
+        "import React from 'react';\n",
+        "export const C{i} = (p: { s: string }) => <div title=\"标题\">{p.s} 中文</div>;\n",
+    ),
+    (
+        "js",
+        "javascript",
+        "'use strict';\n",
+        "// 注释 {i}\nfunction f{i}(x) { return '数据' + x; /* 😀 */ }\n",
+    ),
+    (
+        "go",
+        "go",
+        "package main\n",
+        "// F{i} 文档 😀\nfunc F{i}(x string) int {\n\ts := \"数据\"\n\treturn len(x + s)\n}\n",
+    ),
+    (
+        "java",
+        "java",
+        "package p;\n",
+        "class C{i} {\n  // 注释 😀\n  String m() { return \"数据\"; }\n}\n",
+    ),
+    (
+        "c",
+        "c",
+        "#include <stdio.h>\n",
+        "/* 注释 {i} 😀 */\nint f{i}(const char *s) { return s[0] + 1; } // 中文\n",
+    ),
+    (
+        "cpp",
+        "cpp",
+        "#include <string>\n",
+        "namespace n{i} { // 注释\nstd::string f() { return \"数据😀\"; } }\n",
+    ),
+    (
+        "rb",
+        "ruby",
+        "require 'set'\n",
+        "# 注释 {i}\ndef f{i}(x)\n  \"数据 #{x} 😀\"\nend\n",
+    ),
+];
+
+/// A document of `bytes` or a little more: the header, then numbered items.
+fn document(lang: usize, bytes: usize) -> String {
+    let (_, _, header, item) = LANGUAGES[lang];
+    let mut text = header.to_string();
+    let mut i = 0;
+    while text.len() < bytes {
+        text.push_str(&item.replace("{i}", &i.to_string()));
+        i += 1;
+    }
+    text
+}
+
+/// A paste of 9–12 KB of CJK comment lines: moves every chunk boundary after it.
+fn big_paste(rng: &mut Rng) -> String {
+    let line = "// 大段粘贴的中文注释行，用于移动分块边界 😀\n";
+    line.repeat(9_000 / line.len() + rng.below(60))
+}
 
 /// Line starts (byte offsets) as LSP counts lines: `\n`, `\r\n` and a lone `\r` end one.
 fn line_starts(text: &str) -> Vec<usize> {
@@ -130,12 +228,41 @@ impl Doc {
             random_position(rng, &self.text)
         };
         let (a, b) = if a.2 <= b.2 { (a, b) } else { (b, a) };
-        let insert: String = (0..rng.below(4)).map(|_| *rng.pick(SNIPPETS)).collect();
+        let insert: String = if rng.chance(3) {
+            big_paste(rng)
+        } else {
+            (0..rng.below(4)).map(|_| *rng.pick(SNIPPETS)).collect()
+        };
         self.text.replace_range(a.2..b.2, &insert);
         json!({
             "range": {"start": {"line": a.0, "character": a.1}, "end": {"line": b.0, "character": b.1}},
             "text": insert
         })
+    }
+}
+
+/// A well-formed request that reads the index (where the held-out fuzz saw the crash).
+fn index_request(rng: &mut Rng, docs: &[Doc]) -> (&'static str, Value) {
+    let d = &docs[rng.below(docs.len())];
+    let (line, character, _) = random_position(rng, &d.text);
+    let at =
+        json!({"textDocument": {"uri": d.uri}, "position": {"line": line, "character": character}});
+    match rng.below(6) {
+        0 => (
+            "textDocument/documentSymbol",
+            json!({"textDocument": {"uri": d.uri}}),
+        ),
+        1 => (
+            "workspace/symbol",
+            json!({"query": rng.pick(&["f1", "C", "n2", "", "数据"])}),
+        ),
+        2 => ("textDocument/definition", at),
+        3 => ("textDocument/hover", at),
+        4 => (
+            "textDocument/codeAction",
+            json!({"textDocument": {"uri": d.uri}, "range": {"start": at["position"], "end": at["position"]}, "context": {"diagnostics": []}}),
+        ),
+        _ => ("mira/documentState", json!({"uri": d.uri})),
     }
 }
 
@@ -221,20 +348,133 @@ fn malformed(rng: &mut Rng) -> Vec<u8> {
     }
 }
 
-async fn check_documents(server: &mut TestServer, docs: &[Doc], seed: u64, step: usize) {
-    for d in docs {
-        let (version, text) = server.document_state(&d.uri).await;
-        assert_eq!(
-            (version, text.as_str()),
-            (d.version, d.text.as_str()),
-            "seed {seed}, step {step}: {} drifted from the client's copy",
-            d.uri
+/// What went wrong in a session, with the seed that replays it.
+enum Failure {
+    Crash { seed: u64, step: usize, how: String },
+    Hang { seed: u64, id: i64 },
+    Drift { seed: u64, step: usize, uri: String },
+}
+
+impl std::fmt::Display for Failure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Failure::Crash { seed, step, how } => {
+                write!(f, "seed {seed}: the server died at step {step} ({how})")
+            }
+            Failure::Hang { seed, id } => write!(f, "seed {seed}: request {id} was never answered"),
+            Failure::Drift { seed, step, uri } => {
+                write!(
+                    f,
+                    "seed {seed}: {uri} drifted from the client's copy by step {step}"
+                )
+            }
+        }
+    }
+}
+
+#[derive(Default)]
+struct Figures {
+    sessions: usize,
+    messages: usize,
+    failures: Vec<Failure>,
+}
+
+impl Figures {
+    fn count(&self, f: fn(&Failure) -> bool) -> usize {
+        self.failures.iter().filter(|x| f(x)).count()
+    }
+
+    fn print(&self, what: &str) {
+        eprintln!(
+            "{what}: {} sessions, {} messages, crashes {}, hangs {}, document drift {}",
+            self.sessions,
+            self.messages,
+            self.count(|f| matches!(f, Failure::Crash { .. })),
+            self.count(|f| matches!(f, Failure::Hang { .. })),
+            self.count(|f| matches!(f, Failure::Drift { .. })),
         );
     }
 }
 
-/// The server's stderr, kept in a file: the fuzz makes it warn thousands of times
-/// ("malformed message"), which belongs in no CI log unless the test fails.
+struct Run {
+    steps: usize,
+    /// How long one answer may take (valgrind is ~50× slower).
+    patience: Duration,
+    wrapper: Vec<String>,
+}
+
+/// How the process died, when it has.
+fn death(server: &mut TestServer) -> Option<String> {
+    let status = server.exit_status()?;
+    Some(match status.signal() {
+        Some(sig) => format!("killed by signal {sig}"),
+        None => format!("exited with {:?} mid-session", status.code()),
+    })
+}
+
+/// Every request sent so far gets its answer (an error is an answer), unless the server died.
+async fn drain(
+    server: &mut TestServer,
+    pending: &mut BTreeSet<i64>,
+    run: &Run,
+    seed: u64,
+    step: usize,
+) -> Result<(), Failure> {
+    for id in std::mem::take(pending) {
+        let deadline = std::time::Instant::now() + run.patience;
+        loop {
+            if server
+                .response_within(id, Duration::from_millis(200))
+                .await
+                .is_some()
+            {
+                break;
+            }
+            if let Some(how) = death(server) {
+                return Err(Failure::Crash { seed, step, how });
+            }
+            if std::time::Instant::now() > deadline {
+                return Err(Failure::Hang { seed, id });
+            }
+        }
+    }
+    Ok(())
+}
+
+async fn check_documents(
+    server: &mut TestServer,
+    docs: &[Doc],
+    run: &Run,
+    seed: u64,
+    step: usize,
+) -> Result<(), Failure> {
+    for d in docs {
+        let id = server
+            .request_start("mira/documentState", json!({"uri": d.uri}))
+            .await;
+        let state = match server.response_within(id, run.patience).await {
+            Some(Ok(r)) => r,
+            Some(Err(e)) => panic!("seed {seed}: documentState failed: {e}"),
+            None => {
+                return Err(match death(server) {
+                    Some(how) => Failure::Crash { seed, step, how },
+                    None => Failure::Hang { seed, id },
+                });
+            }
+        };
+        if (state["version"].as_i64(), state["text"].as_str()) != (Some(d.version), Some(&d.text)) {
+            return Err(Failure::Drift {
+                seed,
+                step,
+                uri: d.uri.clone(),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// The server's stderr (valgrind's report too), kept in a file: the fuzz makes it warn
+/// thousands of times ("malformed message"), which belongs in no CI log unless it fails.
 struct ServerLog(std::path::PathBuf);
 
 impl ServerLog {
@@ -243,58 +483,82 @@ impl ServerLog {
             .expect("create the server's stderr file")
             .into()
     }
-}
 
-impl Drop for ServerLog {
-    fn drop(&mut self) {
-        if !std::thread::panicking() {
-            return;
-        }
+    fn tail(&self) -> String {
         let text = std::fs::read_to_string(&self.0).unwrap_or_default();
         let lines: Vec<&str> = text.lines().collect();
-        let tail = &lines[lines.len().saturating_sub(60)..];
-        eprintln!(
-            "--- last {} of {} lines the server wrote to stderr ---\n{}",
-            tail.len(),
-            lines.len(),
-            tail.join("\n")
-        );
+        lines[lines.len().saturating_sub(60)..].join("\n")
     }
 }
 
-async fn run(seed: u64, steps: usize) {
+/// One session; its message count, or what went wrong.
+async fn session(seed: u64, run: &Run) -> Result<usize, (Failure, String)> {
     let sandbox = Sandbox::new();
     let log = ServerLog(sandbox.dir.path().join("server-stderr.log"));
-    let mut server = TestServer::binary_with_stderr(sandbox.env(), &sandbox.project(), log.stdio());
-    server.initialize_default(&sandbox, &["utf-16"]).await;
+    std::fs::create_dir_all(sandbox.project().join(".mira")).unwrap();
+    std::fs::write(
+        sandbox.project().join(".mira/project.toml"),
+        "[index]\nparse_budget_ms = 1\n",
+    )
+    .unwrap();
+    let mut server =
+        TestServer::binary_wrapped(&run.wrapper, sandbox.env(), &sandbox.project(), log.stdio());
+    let result = fuzz(&mut server, &sandbox, seed, run).await;
+    let result = match result {
+        Ok(messages) => {
+            let clean = tokio::time::timeout(run.patience, server.shutdown()).await;
+            match clean {
+                Ok(0) => Ok(messages),
+                Ok(code) => Err(Failure::Crash {
+                    seed,
+                    step: run.steps,
+                    how: format!("exit code {code} after shutdown"),
+                }),
+                Err(_) => Err(Failure::Hang { seed, id: -1 }),
+            }
+        }
+        Err(f) => Err(f),
+    };
+    result.map_err(|f| (f, log.tail()))
+}
+
+async fn fuzz(
+    server: &mut TestServer,
+    sandbox: &Sandbox,
+    seed: u64,
+    run: &Run,
+) -> Result<usize, Failure> {
+    let init = server.request_start(
+        "initialize",
+        json!({
+            "processId": null,
+            "rootUri": sandbox.project_uri(),
+            "workspaceFolders": [{"uri": sandbox.project_uri(), "name": "project"}],
+            "capabilities": {"general": {"positionEncodings": ["utf-16"]}},
+            "clientInfo": {"name": "mira-fuzz"}
+        }),
+    );
+    let mut pending = BTreeSet::from([init.await]);
+    drain(server, &mut pending, run, seed, 0).await?;
+    server.notify("initialized", json!({})).await;
     let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
     let mut docs = Vec::new();
-    for (name, lang, text) in [
-        ("a.rs", "rust", "fn main() {\n    let s = \"😀\";\n}\n"),
-        (
-            "b.py",
-            "python",
-            "class A:\n    def m(self):\n        return '中文'\n",
-        ),
-        (
-            "c.ts",
-            "typescript",
-            "export const f = (x: number) => x;\r\nclass C { m() {} }\r\n",
-        ),
-    ] {
-        let uri = sandbox.file_uri(name);
-        server.open(&uri, lang, text).await;
+    let mut langs: Vec<usize> = (0..LANGUAGES.len()).collect();
+    for n in 0..4 {
+        let lang = langs.remove(rng.below(langs.len()));
+        let (ext, id, _, _) = LANGUAGES[lang];
+        let text = document(lang, 6_000 + rng.below(34_000));
+        let uri = sandbox.file_uri(&format!("doc{n}.{ext}"));
+        server.open(&uri, id, &text).await;
         docs.push(Doc {
             uri,
-            text: text.to_string(),
+            text,
             version: 0,
         });
     }
-
-    let mut pending: BTreeSet<i64> = BTreeSet::new();
-    let (mut edits, mut requests, mut broken) = (0, 0, 0);
-    for step in 0..steps {
-        match rng.below(100) {
+    let mut messages = 2 + docs.len();
+    for step in 0..run.steps {
+        let sent = match rng.below(100) {
             0..=54 => {
                 let d = rng.below(docs.len());
                 let changes: Vec<Value> = (0..1 + rng.below(3))
@@ -302,76 +566,126 @@ async fn run(seed: u64, steps: usize) {
                     .collect();
                 docs[d].version += 1;
                 let (uri, version) = (docs[d].uri.clone(), docs[d].version);
-                server
-                    .notify(
-                        "textDocument/didChange",
-                        json!({"textDocument": {"uri": uri, "version": version}, "contentChanges": changes}),
-                    )
-                    .await;
-                edits += 1;
+                let msg = json!({"jsonrpc": "2.0", "method": "textDocument/didChange", "params": {"textDocument": {"uri": uri, "version": version}, "contentChanges": changes}});
+                server.try_send_raw(&frame(&msg.to_string())).await
             }
             55..=89 => {
-                let method = *rng.pick(METHODS);
-                let uri = docs[rng.below(docs.len())].uri.clone();
-                let params = if method == "workspace/executeCommand" && rng.chance(70) {
-                    let args = if rng.chance(50) {
-                        json!([garbage(&mut rng, &uri)])
+                let (method, params) = if rng.chance(40) {
+                    index_request(&mut rng, &docs)
+                } else {
+                    let method = *rng.pick(METHODS);
+                    let uri = docs[rng.below(docs.len())].uri.clone();
+                    let params = if method == "workspace/executeCommand" && rng.chance(70) {
+                        let args = if rng.chance(50) {
+                            json!([garbage(&mut rng, &uri)])
+                        } else {
+                            garbage(&mut rng, &uri)
+                        };
+                        json!({"command": rng.pick(COMMANDS), "arguments": args})
                     } else {
                         garbage(&mut rng, &uri)
                     };
-                    json!({"command": rng.pick(COMMANDS), "arguments": args})
-                } else {
-                    garbage(&mut rng, &uri)
+                    (method, params)
                 };
                 pending.insert(server.request_start(method, params).await);
-                requests += 1;
+                true
             }
             _ => {
                 let bytes = malformed(&mut rng);
-                server.send_raw(&bytes).await;
-                broken += 1;
+                server.try_send_raw(&bytes).await
             }
+        };
+        messages += 1;
+        if !sent {
+            let how = death(server).unwrap_or_else(|| "its stdin closed".into());
+            return Err(Failure::Crash { seed, step, how });
         }
-        if step % 200 == 199 {
-            drain(&mut server, &mut pending, seed).await;
-            check_documents(&mut server, &docs, seed, step).await;
+        if step % 100 == 99 {
+            drain(server, &mut pending, run, seed, step).await?;
+            check_documents(server, &docs, run, seed, step).await?;
         }
     }
-    drain(&mut server, &mut pending, seed).await;
-    check_documents(&mut server, &docs, seed, steps).await;
-    eprintln!(
-        "seed {seed}: {edits} didChange, {requests} requests answered, {broken} malformed messages survived"
-    );
-    assert_eq!(
-        server.shutdown().await,
-        0,
-        "seed {seed}: clean exit after the fuzz"
+    drain(server, &mut pending, run, seed, run.steps).await?;
+    check_documents(server, &docs, run, seed, run.steps).await?;
+    Ok(messages)
+}
+
+fn env_number(name: &str, default: usize) -> usize {
+    std::env::var(name)
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(default)
+}
+
+async fn fuzz_sessions(what: &str, seeds: Vec<u64>, run: Run) {
+    let mut figures = Figures::default();
+    let mut logs = Vec::new();
+    for seed in seeds {
+        figures.sessions += 1;
+        match session(seed, &run).await {
+            Ok(messages) => figures.messages += messages,
+            Err((failure, log)) => {
+                figures.failures.push(failure);
+                logs.push(log);
+            }
+        }
+    }
+    figures.print(what);
+    if let Some(log) = logs.first() {
+        eprintln!("--- the first failing session's server stderr (tail) ---\n{log}");
+    }
+    let failures: Vec<String> = figures.failures.iter().map(Failure::to_string).collect();
+    assert!(
+        failures.is_empty(),
+        "{what} failed (replay one with MIRA_FUZZ_SEED=n):\n{}",
+        failures.join("\n")
     );
 }
 
-/// Every request sent so far gets its answer (an error is an answer).
-async fn drain(server: &mut TestServer, pending: &mut BTreeSet<i64>, seed: u64) {
-    for id in std::mem::take(pending) {
-        let answered =
-            tokio::time::timeout(std::time::Duration::from_secs(30), server.response(id)).await;
-        assert!(
-            answered.is_ok(),
-            "seed {seed}: request {id} was never answered"
-        );
+fn seeds(default_sessions: usize) -> Vec<u64> {
+    match std::env::var("MIRA_FUZZ_SEED") {
+        Ok(s) => vec![s.parse().expect("MIRA_FUZZ_SEED is a number")],
+        Err(_) => (1..=env_number("MIRA_FUZZ_SESSIONS", default_sessions) as u64).collect(),
     }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn no_input_sequence_loses_an_answer_or_drifts_a_document() {
-    let steps = std::env::var("MIRA_FUZZ_STEPS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(3000);
-    let seeds: Vec<u64> = match std::env::var("MIRA_FUZZ_SEED") {
-        Ok(s) => vec![s.parse().expect("MIRA_FUZZ_SEED is a number")],
-        Err(_) => vec![1, 2, 3, 4, 5],
+async fn no_input_sequence_crashes_hangs_or_drifts_the_server() {
+    let run = Run {
+        steps: env_number("MIRA_FUZZ_STEPS", 400),
+        patience: common::TIMEOUT,
+        wrapper: Vec::new(),
     };
-    for seed in seeds {
-        run(seed, steps).await;
-    }
+    fuzz_sessions("fuzz", seeds(60), run).await;
+}
+
+/// A short fuzz with the server under valgrind's memcheck: any invalid read or write, use
+/// of uninitialised memory or bad free makes valgrind exit 99, which fails the session.
+/// valgrind comes from scripts/install-test-deps (Debian's package); without it this test
+/// fails rather than pass unseen.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_short_fuzz_under_valgrind_has_no_memory_errors() {
+    let found = std::process::Command::new("valgrind")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    assert!(
+        found,
+        "valgrind is not installed: run scripts/install-test-deps (apt-get install valgrind)"
+    );
+    let run = Run {
+        steps: env_number("MIRA_VALGRIND_STEPS", 150),
+        patience: Duration::from_secs(180),
+        wrapper: [
+            "valgrind",
+            "--error-exitcode=99",
+            "--leak-check=no",
+            "--errors-for-leak-kinds=none",
+            "--num-callers=30",
+        ]
+        .map(String::from)
+        .to_vec(),
+    };
+    let sessions = env_number("MIRA_VALGRIND_SESSIONS", 2) as u64;
+    fuzz_sessions("valgrind fuzz", (101..101 + sessions).collect(), run).await;
 }

@@ -110,16 +110,19 @@ async fn a_panicking_handler_answers_an_error_and_the_server_lives_on() {
     let sandbox = Sandbox::new();
     let mut env = sandbox.env();
     env.push(("MIRA_TEST_PANIC_ON".into(), "textDocument/hover".into()));
-    let mut server = TestServer::binary_with_stderr(
-        env,
-        &sandbox.project(),
-        std::process::Stdio::null(),
-    );
+    let mut server =
+        TestServer::binary_with_stderr(env, &sandbox.project(), std::process::Stdio::null());
     server.initialize_default(&sandbox, &["utf-16"]).await;
     let uri = sandbox.file_uri("a.rs");
-    server.open(&uri, "rust", "fn area() {}
+    server
+        .open(
+            &uri,
+            "rust",
+            "fn area() {}
 fn main() { area(); }
-").await;
+",
+        )
+        .await;
     let hover = json!({"textDocument": {"uri": uri}, "position": {"line": 1, "character": 13}});
     for _ in 0..3 {
         let err = server
@@ -140,7 +143,11 @@ fn main() { area(); }
         .await
         .expect("other requests are still answered");
     assert_eq!(symbols.as_array().map(Vec::len), Some(2), "{symbols}");
-    assert_eq!(server.shutdown().await, 0, "a clean exit after three panics");
+    assert_eq!(
+        server.shutdown().await,
+        0,
+        "a clean exit after three panics"
+    );
 
     let report = doctor(&sandbox);
     let line = report
@@ -148,8 +155,14 @@ fn main() { area(); }
         .find(|l| l.contains("last crash"))
         .unwrap_or_else(|| panic!("doctor names the last crash:\n{report}"));
     assert!(line.contains("panic") && line.contains("UTC"), "{line}");
-    assert!(line.contains("MIRA_TEST_PANIC_ON names textDocument/hover"), "{line}");
-    assert!(report.contains("mira.log."), "doctor names the log file:\n{report}");
+    assert!(
+        line.contains("MIRA_TEST_PANIC_ON names textDocument/hover"),
+        "{line}"
+    );
+    assert!(
+        report.contains("mira.log."),
+        "doctor names the log file:\n{report}"
+    );
 }
 
 /// A fatal signal cannot be survived, but it is recorded: `mira doctor` shows it.

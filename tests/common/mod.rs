@@ -119,7 +119,23 @@ impl TestServer {
         cwd: &Path,
         stderr: std::process::Stdio,
     ) -> Self {
-        let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_mira"))
+        Self::binary_wrapped(&[], env, cwd, stderr)
+    }
+
+    /// The binary run by `wrapper` (`valgrind …`) when it names one.
+    pub fn binary_wrapped(
+        wrapper: &[String],
+        env: Vec<(String, String)>,
+        cwd: &Path,
+        stderr: std::process::Stdio,
+    ) -> Self {
+        let bin = env!("CARGO_BIN_EXE_mira");
+        let (program, pre) = match wrapper.split_first() {
+            Some((p, rest)) => (p.as_str(), [rest, &[bin.to_string()]].concat()),
+            None => (bin, Vec::new()),
+        };
+        let mut child = tokio::process::Command::new(program)
+            .args(pre)
             .arg("lsp")
             .env_clear()
             .envs(env)
