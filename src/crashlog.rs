@@ -99,7 +99,10 @@ pub fn install(home: &Path, what: &'static str) {
     FD.store(f.into_raw_fd(), Ordering::SeqCst);
     let previous = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
-        let thread = std::thread::current().name().unwrap_or("unnamed").to_string();
+        let thread = std::thread::current()
+            .name()
+            .unwrap_or("unnamed")
+            .to_string();
         let message = info
             .payload()
             .downcast_ref::<String>()
@@ -138,8 +141,8 @@ fn record(kind: &str, what: &str) {
 
 mod signals {
     use super::FD;
-    use std::sync::atomic::Ordering;
     use std::sync::OnceLock;
+    use std::sync::atomic::Ordering;
 
     const FATAL: [(libc::c_int, &str); 5] = [
         (libc::SIGSEGV, "SIGSEGV"),
@@ -201,8 +204,7 @@ mod signals {
         }
         // A fault: put the previous handler back and return; the instruction faults again
         // and ends the process as it would have (Rust's stack-overflow report included).
-        if let (Some(prev), Some(i)) = (PREVIOUS.get(), FATAL.iter().position(|(s, _)| *s == sig))
-        {
+        if let (Some(prev), Some(i)) = (PREVIOUS.get(), FATAL.iter().position(|(s, _)| *s == sig)) {
             // SAFETY: restoring a sigaction read at install time.
             unsafe { libc::sigaction(sig, &prev[i], std::ptr::null_mut()) };
         }

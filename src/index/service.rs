@@ -18,10 +18,10 @@ use crate::documents::{DocEvent, PositionEncoding, byte_to_position, uri_to_path
 use crate::store::Store;
 use ropey::Rope;
 use std::collections::{HashMap, HashSet};
-use synced::{LiveTable, View};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use synced::{LiveTable, View};
 use tokio::sync::{mpsc, oneshot};
 use tower_lsp_server::ls_types::{Position, Range, Uri};
 
@@ -758,7 +758,6 @@ impl Actor {
             }
         }
     }
-
 }
 
 impl View<'_> {

@@ -218,7 +218,10 @@ mod tests {
         while i < text.len() {
             let c = chunks.read(i);
             assert!(!c.is_empty());
-            assert!(std::str::from_utf8(c).is_ok(), "chunk at {i} splits a character");
+            assert!(
+                std::str::from_utf8(c).is_ok(),
+                "chunk at {i} splits a character"
+            );
             i += c.len();
         }
         assert!(chunks.read(text.len()).is_empty());
@@ -237,7 +240,10 @@ mod tests {
         let again = chunks.read(10).len();
         assert!(again > 0);
         let served = (first - 1 + chunks.read(first - 1).len()).max(10 + again);
-        assert!(chunks.read(served).is_empty(), "a fresh read after expiry is cut");
+        assert!(
+            chunks.read(served).is_empty(),
+            "a fresh read after expiry is cut"
+        );
         assert!(chunks.was_cut());
     }
 

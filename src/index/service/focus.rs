@@ -374,7 +374,6 @@ impl View<'_> {
             .take(MAX_CALLEES)
             .collect()
     }
-
 }
 
 impl Actor {
