@@ -883,3 +883,94 @@ async fn a_typed_question_uses_the_last_focus() {
     assert!(body.contains("fn beta_function() {}"), "{body}");
     server.shutdown().await;
 }
+
+/// Issue 20, item 3: a definition typed into an open, unsaved buffer is what every reader
+/// of the index sees — go to definition, the "Ask Mira" code action and its turn's focus,
+/// and the model's find_symbol tool — never the older text on disk.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_reader_sees_a_definition_typed_in_an_open_unsaved_buffer() {
+    let sandbox = Sandbox::new();
+    let src = sandbox.project().join("src");
+    std::fs::create_dir_all(&src).unwrap();
+    let main = "fn main() {\n    helper_typed(1);\n}\n";
+    std::fs::write(src.join("main.rs"), main).unwrap();
+    std::fs::write(src.join("util.rs"), "pub fn other() {}\n").unwrap();
+    let mock = MockLlm::start(Wire::Chat).await;
+    mock.push_turn(&Turn::text(&["Looking."]).call(
+        "c1",
+        "find_symbol",
+        r#"{"query":"helper_typed"}"#,
+    ));
+    mock.push_turn(&Turn::text(&["It adds one."]));
+    let mut server = TestServer::binary_with_env(env(&sandbox, &mock), &sandbox.project());
+    server.initialize(capabilities(false, &sandbox)).await;
+    let util = sandbox.file_uri("src/util.rs");
+    server.open(&util, "rust", "pub fn other() {}\n").await;
+    server
+        .notify(
+            "textDocument/didChange",
+            json!({"textDocument": {"uri": util, "version": 1}, "contentChanges": [{
+                "range": {"start": {"line": 1, "character": 0}, "end": {"line": 1, "character": 0}},
+                "text": "/// Typed, unsaved.\npub fn helper_typed(n: u32) -> u32 {\n    n + 1\n}\n"
+            }]}),
+        )
+        .await;
+    let uri = sandbox.file_uri("src/main.rs");
+    server.open(&uri, "rust", main).await;
+    let at = json!({"line": 1, "character": 6});
+
+    let def = server
+        .request(
+            "textDocument/definition",
+            json!({"textDocument": {"uri": uri}, "position": at}),
+        )
+        .await
+        .unwrap();
+    let def = def
+        .as_array()
+        .and_then(|a| a.first())
+        .cloned()
+        .unwrap_or(def);
+    assert_eq!(def["uri"], util.as_str(), "{def}");
+    assert_eq!(def["range"]["start"]["line"], 2, "{def}");
+
+    let actions = server
+        .request(
+            "textDocument/codeAction",
+            json!({"textDocument": {"uri": uri}, "range": {"start": at, "end": at}, "context": {"diagnostics": []}}),
+        )
+        .await
+        .unwrap();
+    assert!(
+        actions
+            .to_string()
+            .contains("Ask Mira about `helper_typed`"),
+        "{actions}"
+    );
+
+    server
+        .request(
+            "workspace/executeCommand",
+            json!({"command": "mira.askSymbol", "arguments": [{"uri": uri, "position": at}]}),
+        )
+        .await
+        .unwrap();
+    message(&mut server, "Mira answered").await;
+    let requests = mock.requests();
+    assert_eq!(requests.len(), 2, "a tool call and the answer");
+    assert!(
+        requests[0]
+            .raw
+            .contains("pub fn helper_typed(n: u32) -> u32"),
+        "the turn's focus carries the unsaved definition: {}",
+        requests[0].raw
+    );
+    assert!(
+        requests[1]
+            .raw
+            .contains("function helper_typed — src/util.rs:3"),
+        "find_symbol finds the unsaved definition: {}",
+        requests[1].raw
+    );
+    assert_eq!(server.shutdown().await, 0);
+}

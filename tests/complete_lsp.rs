@@ -397,6 +397,47 @@ async fn the_prompt_carries_an_imported_signature_and_a_standing_preference() {
     );
 }
 
+/// Issue 20, item 3: the imported definition is open and edited, not saved. The prompt
+/// carries the buffer's signature, not the one on disk (the symbols in reach used to be
+/// read from the table without syncing open buffers).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_prompt_carries_a_signature_edited_in_an_open_unsaved_buffer() {
+    let sandbox = Sandbox::new();
+    let src = sandbox.project().join("src");
+    std::fs::create_dir_all(&src).unwrap();
+    let util = "pub fn parse_config(path: &str) -> Config {\n    todo!()\n}\n";
+    std::fs::write(src.join("util.rs"), util).unwrap();
+    let main = "use crate::util::parse_config;\n\nfn main() {\n    let c = \n}\n";
+    std::fs::write(src.join("main.rs"), main).unwrap();
+    let mock = MockFim::start(FimWire::Completions).await;
+    mock.push(Reply::text(&["parse_config(\"a\", true, 3);"]));
+    let (mut s, _) = start(&sandbox, &mock, json!({})).await;
+    let util_uri = sandbox.file_uri("src/util.rs");
+    s.open(&util_uri, "rust", util).await;
+    s.notify(
+        "textDocument/didChange",
+        json!({"textDocument": {"uri": util_uri, "version": 1}, "contentChanges": [{
+            "range": {"start": {"line": 0, "character": 30}, "end": {"line": 0, "character": 30}},
+            "text": ", strict: bool, retries: u32"
+        }]}),
+    )
+    .await;
+    let uri = sandbox.file_uri("src/main.rs");
+    s.open(&uri, "rust", main).await;
+    assert_eq!(
+        inline(&mut s, &uri, 3, 12).await,
+        vec!["parse_config(\"a\", true, 3);"]
+    );
+    let prompt = FimWire::Completions.prompt_of(&mock.requests()[0].body);
+    assert!(
+        prompt.contains(
+            "src/util.rs: pub fn parse_config(path: &str, strict: bool, retries: u32) -> Config"
+        ),
+        "{prompt}"
+    );
+    assert_eq!(s.shutdown().await, 0);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_popup_offers_the_suggestion_as_a_completion_item() {
     let sandbox = Sandbox::new();
