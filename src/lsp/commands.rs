@@ -74,6 +74,7 @@ async fn status(state: &Arc<ServerState>) -> Result<Option<LSPAny>> {
     let report = Status {
         index,
         version: env!("CARGO_PKG_VERSION"),
+        pid: std::process::id(),
         project: (&session.project).into(),
         database: session
             .store

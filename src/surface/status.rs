@@ -8,6 +8,8 @@ use serde::Serialize;
 #[serde(rename_all = "camelCase")]
 pub struct Status {
     pub version: &'static str,
+    /// This server's process id (what to look for in `ps`; editors' restart tests kill it).
+    pub pid: u32,
     /// The symbol index, when it answered within the command's time budget.
     pub index: Option<IndexSummary>,
     pub project: ProjectStatus,

@@ -5,7 +5,8 @@
 -- selection, fix a diagnostic, apply or reject a proposal.
 -- Commands: :MiraAsk [question], :MiraEdit [instruction], :MiraRemember [text],
 -- :MiraRecall {query}, :MiraMemories, :MiraGoals, :MiraForget {id}, :MiraStatus, :MiraCancel,
--- :MiraConversation, :MiraReindex. Health: :checkhealth mira
+-- :MiraConversation, :MiraReindex, :MiraRestart. Health: :checkhealth mira
+-- A server that dies is started again (0.5 s, 1 s, 2 s … apart; said once per stop).
 local M = {}
 
 M.defaults = {
@@ -43,11 +44,102 @@ local function find_root(path, markers)
   return vim.fn.getcwd()
 end
 
+local function stopped(c)
+  if new_api then return c:is_stopped() end
+  return c.is_stopped()
+end
+
 function M.client()
   local get = vim.lsp.get_clients or vim.lsp.get_active_clients
   for _, c in pairs(get()) do
-    if c.name == 'mira' then return c end
+    if c.name == 'mira' and not stopped(c) then return c end
   end
+end
+
+-- Restarts -----------------------------------------------------------------------------------
+-- The server process can die (a bug, the OOM killer, kill -9). Every buffer Mira attached is
+-- remembered; when the process ends without Neovim asking it to, the plugin says so once and
+-- starts it again after a pause that doubles up to 30 s. A server that lived a minute resets
+-- the pause. After 6 quick deaths in a row it stops trying until :MiraRestart.
+
+local life = {
+  buffers = {},   -- bufnr -> true: buffers Mira was attached to
+  leaving = false, -- Neovim is quitting: an exit is expected
+  -- nil while running; else { why = 'signal 9', restarting = bool }
+  down = nil,
+  tries = 0,
+  started_at = 0,
+}
+local MAX_TRIES = 6
+
+local function describe_exit(code, signal)
+  if signal and signal ~= 0 then return 'killed by signal ' .. signal end
+  return 'exited with code ' .. tostring(code)
+end
+
+local function reattach()
+  local any = false
+  for buf in pairs(life.buffers) do
+    if vim.api.nvim_buf_is_valid(buf) and vim.api.nvim_buf_is_loaded(buf) then
+      any = M.attach(buf) ~= nil or any
+    else
+      life.buffers[buf] = nil
+    end
+  end
+  return any
+end
+
+local function on_exit(code, signal)
+  if life.leaving or (code == 0 and (signal or 0) == 0) then return end
+  -- State first (a fast-event callback may set Lua values); the editor is touched scheduled.
+  local why = describe_exit(code, signal)
+  local quick = (vim.loop.now() - life.started_at) < 60000
+  life.tries = quick and life.tries + 1 or 1
+  local first = life.down == nil
+  life.down = { why = why, restarting = life.tries <= MAX_TRIES }
+  vim.schedule(function()
+    if life.leaving then return end
+    if not life.down.restarting then
+      vim.notify('Mira: the server keeps stopping (' .. why .. '); :MiraRestart tries again, '
+        .. '`mira doctor` shows the last crash', vim.log.levels.ERROR)
+      return
+    end
+    if first then
+      vim.notify('Mira: the server stopped (' .. why .. '); restarting it', vim.log.levels.WARN)
+    end
+    vim.defer_fn(function()
+      if life.leaving then return end
+      if reattach() then life.down = nil end
+    end, math.min(500 * 2 ^ (life.tries - 1), 30000))
+  end)
+end
+
+--- Start Mira again for every buffer it was attached to (after it stopped for good).
+function M.restart()
+  life.tries, life.down = 0, nil
+  local c = M.client()
+  if c then
+    if new_api then c:stop() else c.stop() end
+    life.leaving = true
+    vim.wait(3000, function() return stopped(c) end, 20)
+    life.leaving = false
+  end
+  if not reattach() then
+    vim.notify('Mira: no buffer to attach to (open a file in a project)', vim.log.levels.WARN)
+  end
+end
+
+--- Why there is no Mira client, in words a user can act on.
+local function absent()
+  if life.down and life.down.restarting then
+    return 'Mira: the server stopped (' .. life.down.why .. ') and is restarting; try again in a moment'
+  elseif life.down then
+    return 'Mira: the server stopped (' .. life.down.why .. '); :MiraRestart starts it again, '
+      .. '`mira doctor` shows the last crash'
+  elseif next(life.buffers) then
+    return 'Mira: the server is starting; try again in a moment'
+  end
+  return 'Mira is not attached to any buffer yet: open a file (it attaches to files in a project)'
 end
 
 local function request(c, method, params, handler, buf)
@@ -63,7 +155,7 @@ end
 function M.request(method, params, on_result)
   local c = M.client()
   if not c then
-    vim.notify('Mira is not running in this Neovim (open a file first)', vim.log.levels.WARN)
+    vim.notify(absent(), vim.log.levels.WARN)
     return
   end
   request(c, method, params, function(err, result)
@@ -308,7 +400,10 @@ function M.attach(buf, opts)
     init_options = { mira = opts.settings },
     capabilities = vim.lsp.protocol.make_client_capabilities(),
     handlers = M.handlers,
+    on_init = function() life.started_at = vim.loop.now() end,
+    on_exit = on_exit,
   }
+  life.buffers[buf] = true
   if vim.lsp.start then
     local id = vim.lsp.start(config, { bufnr = buf })
     if id then when_ready(buf, id, opts) end
@@ -403,6 +498,11 @@ function M.setup(opts)
     if r and r.uri and r.uri ~= vim.NIL then M.show_transcript(vim.uri_to_fname(r.uri)) end
   end) end, {})
   cmd('MiraReindex', function() M.execute('mira.reindex', {}) end, {})
+  cmd('MiraRestart', function() M.restart() end, { desc = 'Start Mira\'s server again' })
+  vim.api.nvim_create_autocmd('VimLeavePre', {
+    group = group,
+    callback = function() life.leaving = true end,
+  })
   if opts.keymaps then keymaps() end
   -- Buffers already open when setup runs (e.g. `nvim file` with lazy loading).
   for _, buf in ipairs(vim.api.nvim_list_bufs()) do
