@@ -1,8 +1,9 @@
-//! The transcript when the user types into `conversation.md` while a turn streams: Mira's
-//! edits are computed against the client's version of the document, and an edit the client
-//! drops as stale (as Neovim does, silently) is sent again against the newer text. The test
-//! client behaves like an editor: it applies versioned edits only to the version they name
-//! and echoes every change with didChange.
+//! The transcript is a view Mira owns (DESIGN §3): streamed into with unversioned edits whose
+//! acknowledgement is the client's `applied`. The test editor here behaves like Neovim: it
+//! answers `applied: true` at once, applies the edit, and reports its buffer with didChange
+//! later — debounced by 150 ms, or several edits coalesced into one notification. Every
+//! answer must land once and in one piece, over several turns; text the user types into the
+//! transcript between chunks is kept and the answer goes after it.
 
 mod common;
 mod mock_llm;
@@ -32,15 +33,28 @@ fn offset(text: &str, line: u64, character: u64) -> usize {
     text.len()
 }
 
+/// How the test editor reports its buffer.
+#[derive(Clone, Copy, Debug)]
+enum Reporting {
+    /// One didChange per quiet period of this length (Neovim's default is 150 ms).
+    Debounced(Duration),
+    /// One didChange for every this many edits.
+    Coalesced(usize),
+}
+
 struct Editor {
     uri: String,
     text: String,
     version: i64,
+    reporting: Reporting,
+    /// Changes not yet reported, and when the last one was made.
+    unreported: Vec<Value>,
+    last_change: tokio::time::Instant,
 }
 
 impl Editor {
-    /// Apply one change and tell the server, as an editor's buffer would.
-    async fn change(&mut self, server: &mut TestServer, range: &Value, new_text: &str) {
+    /// Apply one change to the buffer (reported later).
+    fn change(&mut self, range: &Value, new_text: &str) {
         let a = offset(
             &self.text,
             range["start"]["line"].as_u64().unwrap(),
@@ -53,32 +67,31 @@ impl Editor {
         );
         self.text.replace_range(a..b, new_text);
         self.version += 1;
+        self.unreported
+            .push(json!({"range": range, "text": new_text}));
+        self.last_change = tokio::time::Instant::now();
+    }
+
+    async fn report(&mut self, server: &mut TestServer, force: bool) {
+        let due = match self.reporting {
+            Reporting::Debounced(d) => self.last_change.elapsed() >= d,
+            Reporting::Coalesced(n) => self.unreported.len() >= n,
+        };
+        if self.unreported.is_empty() || !(due || force) {
+            return;
+        }
+        let changes = std::mem::take(&mut self.unreported);
         server
             .notify(
                 "textDocument/didChange",
                 json!({"textDocument": {"uri": self.uri, "version": self.version},
-                       "contentChanges": [{"range": range, "text": new_text}]}),
+                       "contentChanges": changes}),
             )
             .await;
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn typing_into_the_transcript_while_a_turn_streams_never_misplaces_the_answer() {
-    let sandbox = Sandbox::new();
-    let mock = MockLlm::start(Wire::Chat).await;
-    mock.push(
-        Reply::turn(
-            Wire::Chat,
-            &Turn::text(&[
-                "First paragraph.\n\n",
-                "Second ",
-                "paragraph.\n\n",
-                "Third and last.",
-            ]),
-        )
-        .gap(Duration::from_millis(400)),
-    );
+async fn start(sandbox: &Sandbox, mock: &MockLlm) -> TestServer {
     let mut env = sandbox.env();
     env.extend(mock.env().into_iter().map(|(k, v)| (k.to_string(), v)));
     let mut server = TestServer::in_process_with_env(env, sandbox.project());
@@ -88,11 +101,31 @@ async fn typing_into_the_transcript_while_a_turn_streams_never_misplaces_the_ans
             "rootUri": sandbox.project_uri(),
             "capabilities": {
                 "general": {"positionEncodings": ["utf-16"]},
-                "workspace": {"workspaceEdit": {"documentChanges": true}}
+                "workspace": {"workspaceEdit": {"documentChanges": true}, "applyEdit": true}
             },
             "clientInfo": {"name": "mira-tests"}
         }))
         .await;
+    server
+}
+
+fn answer(n: usize) -> Turn {
+    Turn::text(&[
+        &format!("Answer {n} begins."),
+        "\n\nA middle paragraph.",
+        &format!("\n\nAnswer {n} ends."),
+    ])
+}
+
+/// Runs `turns` questions with `editor` applying and reporting Mira's edits; `type_at` is
+/// the append after which the user types a line at the top of the transcript, if any.
+async fn run_turns(reporting: Reporting, turns: usize, type_at: Option<usize>) -> String {
+    let sandbox = Sandbox::new();
+    let mock = MockLlm::start(Wire::Chat).await;
+    for n in 1..=turns {
+        mock.push(Reply::turn(Wire::Chat, &answer(n)).gap(Duration::from_millis(250)));
+    }
+    let mut server = start(&sandbox, &mock).await;
     std::fs::create_dir_all(sandbox.mira_home()).unwrap();
     let uri = format!(
         "file://{}",
@@ -102,77 +135,89 @@ async fn typing_into_the_transcript_while_a_turn_streams_never_misplaces_the_ans
         uri: uri.clone(),
         text: "# my notes\n".into(),
         version: 0,
+        reporting,
+        unreported: Vec::new(),
+        last_change: tokio::time::Instant::now(),
     };
     server.open(&uri, "markdown", &editor.text).await;
-    server
-        .request(
-            "workspace/executeCommand",
-            json!({"command": "mira.ask", "arguments": ["tell me three things"]}),
-        )
-        .await
-        .unwrap();
-
-    let mut seen = 0;
-    let mut appends = 0;
-    let mut dropped = 0;
-    let mut typed = 0;
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
-    loop {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "the turn never finished: {}",
-            editor.text
-        );
-        // A request flushes our answers to the server's applyEdits.
-        server.document_state(&uri).await;
-        let requests = server.server_requests();
-        for r in &requests[seen..] {
-            if r["method"] != "workspace/applyEdit" {
-                continue;
-            }
-            let dc = &r["params"]["edit"]["documentChanges"][0];
-            assert_eq!(dc["textDocument"]["uri"], uri.as_str());
-            let e = &dc["edits"][0];
-            let is_append = e["range"]["start"] == e["range"]["end"];
-            if is_append {
-                appends += 1;
-                if appends % 2 == 0 && typed < 3 {
-                    // The user types at the top just before the editor gets Mira's edit.
-                    typed += 1;
-                    let top = json!({"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}});
-                    editor
-                        .change(&mut server, &top, &format!("typed {typed}\n"))
-                        .await;
+    let (mut seen, mut appends) = (0, 0);
+    for n in 1..=turns {
+        server
+            .request(
+                "workspace/executeCommand",
+                json!({"command": "mira.ask", "arguments": [format!("question {n}")]}),
+            )
+            .await
+            .unwrap();
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+        while editor.text.matches("_completed").count() < n {
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "turn {n} never finished: {}",
+                editor.text
+            );
+            // A request flushes our answers to the server's applyEdits.
+            server.document_state(&uri).await;
+            let requests = server.server_requests();
+            for r in &requests[seen..] {
+                if r["method"] != "workspace/applyEdit" {
+                    continue;
+                }
+                let dc = &r["params"]["edit"]["documentChanges"][0];
+                assert_eq!(dc["textDocument"]["uri"], uri.as_str());
+                assert_eq!(dc["textDocument"]["version"], Value::Null, "unversioned");
+                assert!(r["params"].get("label").is_none(), "no label to echo");
+                let e = &dc["edits"][0];
+                editor.change(&e["range"], e["newText"].as_str().unwrap());
+                if e["range"]["start"] == e["range"]["end"] {
+                    appends += 1;
+                    if Some(appends) == type_at {
+                        let top = json!({"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}});
+                        editor.change(&top, "typed by the user\n");
+                        editor.report(&mut server, true).await;
+                    }
                 }
             }
-            if dc["textDocument"]["version"].as_i64() != Some(editor.version) {
-                dropped += 1; // stale: an editor refuses it
-                continue;
-            }
-            let text = e["newText"].as_str().unwrap().to_string();
-            editor.change(&mut server, &e["range"], &text).await;
+            seen = requests.len();
+            editor.report(&mut server, false).await;
+            tokio::time::sleep(Duration::from_millis(10)).await;
         }
-        seen = requests.len();
-        if editor.text.contains("_completed") {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    let t = &editor.text;
-    assert!(
-        typed >= 1 && dropped >= 1,
-        "the race was not exercised (typed {typed}, dropped {dropped})"
-    );
-    assert!(t.starts_with("typed "), "{t}");
-    for n in 1..=typed {
-        assert!(t.contains(&format!("typed {n}\n")), "{t}");
-    }
-    assert!(
-        t.contains("First paragraph.\n\nSecond paragraph.\n\nThird and last."),
-        "the answer is split or misplaced:\n{t}"
-    );
-    assert_eq!(t.matches("Third and last.").count(), 1, "{t}");
+    editor.report(&mut server, true).await;
     let (_, mira_view) = server.document_state(&uri).await;
-    assert_eq!(&mira_view, t);
+    assert_eq!(mira_view, editor.text, "Mira's document is the editor's");
+    assert_eq!(mock.violations(), Vec::<String>::new());
     server.shutdown().await;
+    editor.text
+}
+
+fn assert_each_answer_once(text: &str, turns: usize) {
+    for n in 1..=turns {
+        let whole = format!("Answer {n} begins.\n\nA middle paragraph.\n\nAnswer {n} ends.");
+        assert_eq!(text.matches(&whole).count(), 1, "answer {n}:\n{text}");
+        assert_eq!(
+            text.matches(&format!("Answer {n} begins.")).count(),
+            1,
+            "{text}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn answers_land_once_with_a_didchange_debounced_like_neovims() {
+    let text = run_turns(Reporting::Debounced(Duration::from_millis(150)), 3, None).await;
+    assert_each_answer_once(&text, 3);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn answers_land_once_when_several_edits_share_one_didchange() {
+    let text = run_turns(Reporting::Coalesced(3), 3, None).await;
+    assert_each_answer_once(&text, 3);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn text_typed_into_the_transcript_mid_answer_stays_and_the_answer_follows_it() {
+    let text = run_turns(Reporting::Debounced(Duration::ZERO), 1, Some(2)).await;
+    assert!(text.starts_with("typed by the user\n"), "{text}");
+    assert_each_answer_once(&text, 1);
 }

@@ -22,3 +22,29 @@ fn neovim_asks_and_reads_the_answer_in_the_transcript() {
     assert_eq!(mock.requests().len(), ran);
     assert_eq!(mock.violations(), Vec::<String>::new());
 }
+
+/// Issue 30: three answers through the plugin with Neovim's default didChange debounce land
+/// once each, quietly, and a plain `:qa` quits afterwards.
+#[test]
+fn three_answers_land_once_and_a_plain_qa_quits() {
+    let sandbox = common::Sandbox::new();
+    let mock = MockLlm::start_in_background(Wire::Chat);
+    for _ in 0..common::nvim::binaries().len() {
+        for i in 1..=3 {
+            mock.push(
+                mock_llm::Reply::turn(
+                    Wire::Chat,
+                    &Turn::text(&[
+                        &format!("Answer {i} begins."),
+                        "\n\nA middle paragraph, long enough to be its own chunk.",
+                        &format!("\n\nAnswer {i} ends."),
+                    ]),
+                )
+                .gap(std::time::Duration::from_millis(120)),
+            );
+        }
+    }
+    let mut env = mock.env();
+    env.push(("MIRA_REPO", env!("CARGO_MANIFEST_DIR").to_string()));
+    common::nvim::run_everywhere("turns.lua", &sandbox, &env);
+}

@@ -81,11 +81,72 @@ impl Notification for TurnFinishedNote {
 
 /// How often streamed text is pushed into the transcript at most (paragraph ends go sooner).
 const FLUSH_INTERVAL: Duration = Duration::from_millis(300);
-/// How long an edit to the open transcript waits for the client's didChange echoing it
-/// (Neovim debounces didChange by 150 ms by default).
-const ECHO_WAIT: Duration = Duration::from_millis(1500);
-/// Attempts at one chunk when the user's typing keeps outdating the version it was made for.
-const APPEND_ATTEMPTS: usize = 4;
+/// Attempts at one chunk the client refused (`applied: false`).
+const APPEND_ATTEMPTS: usize = 3;
+/// How many of Mira's own recent transcript states are remembered (see [`Model`]).
+const STATES_KEPT: usize = 64;
+
+/// The transcript is a view Mira owns (DESIGN §3): regenerated from the database at every
+/// turn, streamed into with unversioned edits whose acknowledgement is the client's
+/// `applied`. Versioned edits cannot work here: Neovim drops an edit older than its buffer
+/// silently and still answers `applied: true`, and its debounced didChange (150 ms) lags
+/// every edit Mira just made. So Mira keeps its own copy of what the client shows, and a
+/// client copy reported later is adopted only when it is none of Mira's own recent states
+/// (the user typed into it); a lagging report is recognised and ignored.
+#[derive(Default)]
+struct Model {
+    text: String,
+    ours: std::collections::VecDeque<u64>,
+    /// The last client version looked at.
+    seen: Option<i32>,
+}
+
+fn digest(text: &str) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    text.hash(&mut h);
+    h.finish()
+}
+
+impl Model {
+    fn set(&mut self, text: String) {
+        self.ours.push_back(digest(&text));
+        if self.ours.len() > STATES_KEPT {
+            self.ours.pop_front();
+        }
+        self.text = text;
+    }
+
+    /// Whether the client's text is one of Mira's states (an editor may add the final
+    /// newline a file needs).
+    fn is_ours(&self, client: &str) -> bool {
+        let known = |t: &str| self.ours.contains(&digest(t));
+        known(client) || client.strip_suffix('\n').is_some_and(known)
+    }
+
+    /// Takes the client's copy when it is newer than the last one seen and the user changed it.
+    fn reconcile(&mut self, client: Option<(i32, String)>) {
+        let Some((version, text)) = client else {
+            return;
+        };
+        if self.seen == Some(version) {
+            return;
+        }
+        self.seen = Some(version);
+        if !self.is_ours(&text) {
+            self.set(text);
+        }
+    }
+}
+
+/// What the client said to an edit.
+#[derive(Debug, PartialEq, Eq)]
+enum Applied {
+    Yes,
+    Refused,
+    /// No transcript uri, or the request failed: retrying will not help.
+    Failed,
+}
 
 /// The single task that talks to the client about turns.
 pub(super) struct Writer {
@@ -93,7 +154,7 @@ pub(super) struct Writer {
     path: PathBuf,
     uri: Option<Uri>,
     /// What the transcript holds, as far as Mira knows: edits are computed against it.
-    text: String,
+    model: Model,
     /// Whether the client has loaded the transcript (after showDocument or an applyEdit):
     /// from then on it changes only through edits, never by rewriting the file under it.
     client_has_it: bool,
@@ -115,7 +176,7 @@ impl Writer {
             state,
             path,
             uri,
-            text: String::new(),
+            model: Model::default(),
             client_has_it: false,
             pending: Coalescer::new(FLUSH_INTERVAL),
             progress: HashMap::new(),
@@ -219,16 +280,25 @@ impl Writer {
                 if let Some(p) = self.progress.remove(&turn) {
                     p.finish_with_message(o.status.as_str().to_string()).await;
                 }
-                let typ = if o.status == TurnStatus::Completed {
-                    MessageType::INFO
-                } else {
-                    MessageType::WARNING
-                };
-                self.state
-                    .client
-                    .show_message(typ, transcript::status_message(&o))
-                    .await;
+                // A client with Mira's notifications shows the turn itself (VS Code's chat
+                // view, the Neovim plugin); it hears of a failure, never of the answer twice.
+                let completed = o.status == TurnStatus::Completed;
+                if !completed || !self.notifications() {
+                    let typ = if completed {
+                        MessageType::INFO
+                    } else {
+                        MessageType::WARNING
+                    };
+                    self.state
+                        .client
+                        .show_message(typ, transcript::status_message(&o))
+                        .await;
+                }
                 if self.notifications() {
+                    // Our plugins never leave the transcript as an unsaved file (Neovim's is
+                    // a scratch buffer): keep the copy on disk the same as what they show.
+                    let text = self.model.text.clone();
+                    self.write_file(text).await;
                     let params = TurnFinishedParams {
                         turn,
                         status: o.status,
@@ -292,45 +362,37 @@ impl Writer {
         if !matches!(written, Ok(Ok(()))) {
             tracing::warn!("cannot write the transcript {}", self.path.display());
         }
-        self.text = text;
+        if !self.client_has_it {
+            self.model.set(text);
+        }
     }
 
     /// Make the transcript hold `text`: rewrite the file while the client has not loaded
     /// it, else one edit over the whole document.
     async fn replace_all(&mut self, text: String) {
-        let open = self.uri.as_ref().and_then(|u| {
-            self.state
-                .documents()
-                .get(u)
-                .map(|d| (d.version(), d.text()))
-        });
-        if open.is_none() && !self.client_has_it {
+        if self.client_copy().is_none() && !self.client_has_it {
             self.write_file(text).await;
             return;
         }
-        let (version, current) = match open {
-            Some((v, t)) => (Some(v), t),
-            None => (None, self.text.clone()),
-        };
-        let end = end_position(&current, self.state.encoding());
-        let range = Range {
-            start: Position::new(0, 0),
-            end,
-        };
-        if self.edit(version, range, text.clone()).await {
-            if let Some(v) = version {
-                // Later appends are computed against the client's text: let it catch up.
-                self.echoed(v, "", "").await;
+        for _ in 0..APPEND_ATTEMPTS {
+            self.model.reconcile(self.client_copy());
+            let end = end_position(&self.model.text, self.state.encoding());
+            let range = Range {
+                start: Position::new(0, 0),
+                end,
+            };
+            match self.edit(range, text.clone()).await {
+                Applied::Yes => {
+                    self.model.set(text);
+                    return;
+                }
+                Applied::Refused => self.settle().await,
+                Applied::Failed => return,
             }
-            self.text = text;
-        } else {
-            self.text = current;
         }
     }
 
-    /// The transcript as the client has it, when the client has it open: edits are computed
-    /// against this (never Mira's own copy), so typing into it while a turn streams does not
-    /// misplace the answer.
+    /// The transcript as the client has it, when the client has it open.
     fn client_copy(&self) -> Option<(i32, String)> {
         let uri = self.uri.as_ref()?;
         self.state
@@ -339,78 +401,39 @@ impl Writer {
             .map(|d| (d.version(), d.text()))
     }
 
-    fn client_version(&self) -> Option<i32> {
-        let uri = self.uri.as_ref()?;
-        self.state.documents().get(uri).map(|d| d.version())
-    }
-
-    /// Whether an edit appending `chunk` after `before` (the end of the text it was made
-    /// against) arrived: wait for the didChange after it and look for `before` + `chunk`.
-    /// A client that never echoes counts as applied (nothing better is known); one whose
-    /// newer text lacks them dropped a stale edit.
-    async fn echoed(&self, version: i32, before: &str, chunk: &str) -> bool {
-        let deadline = tokio::time::Instant::now() + ECHO_WAIT;
-        loop {
-            match self.client_version() {
-                None => return true,
-                Some(v) if v > version => {
-                    let Some((_, text)) = self.client_copy() else {
-                        return true;
-                    };
-                    let mut expected = String::with_capacity(before.len() + chunk.len());
-                    expected.push_str(before);
-                    expected.push_str(chunk);
-                    return text.contains(&expected);
-                }
-                Some(_) => {}
-            }
-            if tokio::time::Instant::now() >= deadline {
-                return true;
-            }
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
+    /// After a refusal: give the client's didChange (debounced by Neovim) time to arrive.
+    async fn settle(&self) {
+        tokio::time::sleep(Duration::from_millis(200)).await;
     }
 
     async fn append(&mut self, chunk: &str) {
         if chunk.is_empty() {
             return;
         }
-        if self.client_copy().is_some() {
-            for _ in 0..APPEND_ATTEMPTS {
-                let Some((version, text)) = self.client_copy() else {
-                    break;
-                };
-                let end = end_position(&text, self.state.encoding());
-                let sent = self
-                    .edit(Some(version), Range { start: end, end }, chunk.to_string())
-                    .await;
-                // What precedes the chunk identifies it even when the same text streamed before.
-                let mut from = text.len().saturating_sub(64);
-                while !text.is_char_boundary(from) {
-                    from -= 1;
-                }
-                if sent && self.echoed(version, &text[from..], chunk).await {
-                    self.text = self.client_copy().map_or(text + chunk, |(_, t)| t);
+        for _ in 0..APPEND_ATTEMPTS {
+            self.model.reconcile(self.client_copy());
+            let end = end_position(&self.model.text, self.state.encoding());
+            match self
+                .edit(Range { start: end, end }, chunk.to_string())
+                .await
+            {
+                Applied::Yes => {
+                    let text = format!("{}{chunk}", self.model.text);
+                    self.model.set(text);
                     return;
                 }
+                Applied::Refused => self.settle().await,
+                Applied::Failed => return,
             }
-            tracing::warn!(
-                "the transcript kept changing under Mira; the answer is in `mira history`"
-            );
-            return;
         }
-        let end = end_position(&self.text, self.state.encoding());
-        if self
-            .edit(None, Range { start: end, end }, chunk.to_string())
-            .await
-        {
-            self.text.push_str(chunk);
-        }
+        tracing::warn!(
+            "the client kept refusing transcript edits; the answer is in `mira history`"
+        );
     }
 
-    async fn edit(&mut self, version: Option<i32>, range: Range, new_text: String) -> bool {
+    async fn edit(&mut self, range: Range, new_text: String) -> Applied {
         let Some(uri) = self.uri.clone() else {
-            return false;
+            return Applied::Failed;
         };
         let document_changes = self
             .state
@@ -420,7 +443,8 @@ impl Writer {
         let edit = if document_changes {
             WorkspaceEdit {
                 document_changes: Some(DocumentChanges::Edits(vec![TextDocumentEdit {
-                    text_document: OptionalVersionedTextDocumentIdentifier { uri, version },
+                    // Unversioned on purpose: see [`Model`].
+                    text_document: OptionalVersionedTextDocumentIdentifier { uri, version: None },
                     edits: vec![OneOf::Left(te)],
                 }])),
                 ..Default::default()
@@ -432,20 +456,22 @@ impl Writer {
             }
         };
         self.client_has_it = true;
-        let params = ApplyWorkspaceEditParams {
-            label: Some("Mira conversation".into()),
-            edit,
-        };
+        // No label: Neovim prints it for every edit ("Workspace edit …").
+        let params = ApplyWorkspaceEditParams { label: None, edit };
         match self
             .state
             .client
             .send_request::<ApplyWorkspaceEdit>(params)
             .await
         {
-            Ok(r) => r.applied,
+            Ok(r) if r.applied => Applied::Yes,
+            Ok(r) => {
+                tracing::info!(reason = ?r.failure_reason, "the client refused a transcript edit");
+                Applied::Refused
+            }
             Err(e) => {
                 tracing::warn!("the client refused a transcript edit: {}", e.message);
-                false
+                Applied::Failed
             }
         }
     }
@@ -460,7 +486,7 @@ impl Writer {
         if !session.features.show_document {
             return;
         }
-        let end = end_position(&self.text, self.state.encoding());
+        let end = end_position(&self.model.text, self.state.encoding());
         let params = ShowDocumentParams {
             uri,
             external: Some(false),

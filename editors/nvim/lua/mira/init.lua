@@ -89,8 +89,12 @@ local function reattach()
   return any
 end
 
+local function exiting()
+  return life.leaving or (vim.v.exiting ~= nil and vim.v.exiting ~= vim.NIL)
+end
+
 local function on_exit(code, signal)
-  if life.leaving or (code == 0 and (signal or 0) == 0) then return end
+  if exiting() or (code == 0 and (signal or 0) == 0) then return end
   -- State first (a fast-event callback may set Lua values); the editor is touched scheduled.
   local why = describe_exit(code, signal)
   local quick = (vim.loop.now() - life.started_at) < 60000
@@ -98,7 +102,7 @@ local function on_exit(code, signal)
   local first = life.down == nil
   life.down = { why = why, restarting = life.tries <= MAX_TRIES }
   vim.schedule(function()
-    if life.leaving then return end
+    if exiting() then return end
     if not life.down.restarting then
       vim.notify('Mira: the server keeps stopping (' .. why .. '); :MiraRestart tries again, '
         .. '`mira doctor` shows the last crash', vim.log.levels.ERROR)
@@ -108,7 +112,7 @@ local function on_exit(code, signal)
       vim.notify('Mira: the server stopped (' .. why .. '); restarting it', vim.log.levels.WARN)
     end
     vim.defer_fn(function()
-      if life.leaving then return end
+      if exiting() then return end
       if reattach() then life.down = nil end
     end, math.min(500 * 2 ^ (life.tries - 1), 30000))
   end)
@@ -172,11 +176,23 @@ end
 
 local following = {}
 
+-- The transcript is a view Mira owns, regenerated from its database (the database has every
+-- answer; Mira keeps the file on disk in step). A scratch buffer, so it never blocks :qa and
+-- never asks to be written.
+local function own_transcript(buf)
+  if vim.bo[buf].buftype ~= 'nofile' then
+    vim.bo[buf].buftype = 'nofile'
+    vim.bo[buf].bufhidden = 'hide'
+    vim.bo[buf].swapfile = false
+  end
+end
+
 --- Show the transcript in a split (reused when visible) that follows streamed text; the
 --- cursor stays where it was.
 function M.show_transcript(path)
   local buf = vim.fn.bufadd(path)
   vim.fn.bufload(buf)
+  own_transcript(buf)
   local win
   for _, w in ipairs(vim.api.nvim_list_wins()) do
     if vim.api.nvim_win_get_buf(w) == buf then win = w end
@@ -214,7 +230,65 @@ local function transcript_path(uri)
   if path:match('conversation%.md$') then return path end
 end
 
+local function edited_uris(edit)
+  local uris = {}
+  for uri in pairs(edit and edit.changes or {}) do table.insert(uris, uri) end
+  for _, dc in ipairs(edit and edit.documentChanges or {}) do
+    if dc.textDocument then table.insert(uris, dc.textDocument.uri) end
+  end
+  return uris
+end
+
+-- Progress and short messages ------------------------------------------------------------------
+-- One line in the command line, replaced in place and cut to fit, so Mira never causes a
+-- hit-enter prompt (cmdheight=1); warnings and errors go through vim.notify in full.
+
+local progress = { text = '' }
+
+--- For your statusline: "Mira: answering…" (or the tool it runs) while a turn runs, else ''.
+function M.statusline()
+  return progress.text
+end
+
+local pending_echo
+local function echo(text)
+  local first = pending_echo == nil
+  pending_echo = text
+  if not first then return end
+  vim.schedule(function()
+    local line = pending_echo
+    pending_echo = nil
+    local width = math.max((vim.v.echospace or (vim.o.columns - 12)) - 1, 10)
+    if vim.fn.strdisplaywidth(line) > width then
+      line = vim.fn.strcharpart(line, 0, width - 1) .. '…'
+    end
+    vim.cmd('redraw')
+    vim.api.nvim_echo({ { line } }, true, {})
+  end)
+end
+
+local function set_progress(text)
+  progress.text = text
+  pcall(vim.cmd, 'redrawstatus')
+  if text ~= '' then echo(text) end
+end
+
 M.handlers = {
+  ['window/showMessage'] = function(err, result, ctx, config)
+    -- Info and log lines (a status, "remembered #12") are echoed in place; problems in full.
+    if result and result.type and result.type >= 3 then
+      echo(result.message)
+      return
+    end
+    return vim.lsp.handlers['window/showMessage'](err, result, ctx, config)
+  end,
+  ['workspace/applyEdit'] = function(err, result, ctx, config)
+    local answer = vim.lsp.handlers['workspace/applyEdit'](err, result, ctx, config)
+    for _, uri in ipairs(edited_uris(result and result.edit)) do
+      if transcript_path(uri) then own_transcript(vim.uri_to_bufnr(uri)) end
+    end
+    return answer
+  end,
   ['window/showDocument'] = function(err, result, ctx, config)
     local path = result and result.uri and transcript_path(result.uri)
     if path then
@@ -227,6 +301,7 @@ M.handlers = {
   end,
   -- 0.7 does not advertise showDocument: open the transcript when a turn starts.
   ['mira/turnStarted'] = function()
+    set_progress('Mira: answering…')
     if vim.fn.has('nvim-0.8') == 0 then
       M.execute('mira.openConversation', {}, function(r)
         if r and r.uri and r.uri ~= vim.NIL then M.show_transcript(vim.uri_to_fname(r.uri)) end
@@ -234,8 +309,21 @@ M.handlers = {
     end
   end,
   ['mira/delta'] = function() end,
-  ['mira/toolCall'] = function() end,
-  ['mira/turnFinished'] = function() end,
+  ['mira/toolCall'] = function(_, r)
+    if r and r.summary then set_progress('Mira: ' .. r.summary .. '…') end
+  end,
+  ['mira/turnFinished'] = function(_, r)
+    progress.text = ''
+    pcall(vim.cmd, 'redrawstatus')
+    -- A failed turn is reported by the server as a warning (with its reason and fix).
+    if r and r.status == 'completed' and r.usage then
+      local cost = (type(r.costUsd) == 'number') and string.format(', $%.4f', r.costUsd) or ''
+      echo(string.format('Mira answered (%d tokens in, %d out%s)', r.usage.inputTokens or 0,
+        r.usage.outputTokens or 0, cost))
+    elseif r and r.status == 'cancelled' then
+      echo('Mira: cancelled')
+    end
+  end,
 }
 
 -- Prompts for commands a code action leaves open ------------------------------------------
@@ -488,10 +576,9 @@ function M.setup(opts)
   cmd('MiraMemories', function() M.memories() end, {})
   cmd('MiraGoals', function() M.goals() end, {})
   cmd('MiraForget', function(a) M.execute('mira.forget', { a.args }) end, { nargs = 1 })
+  -- The server echoes the summary (window/showMessage, one line in place); the result is kept.
   cmd('MiraStatus', function() M.execute('mira.status', {}, function(r)
     M.status_cache = r
-    vim.notify(string.format('Mira %s · %s · provider %s · %s',
-      r.version or '?', r.project and r.project.name or '?', r.provider or 'none', r.database or 'no database'))
   end) end, {})
   cmd('MiraCancel', function() M.execute('mira.cancel', {}) end, {})
   cmd('MiraConversation', function() M.execute('mira.openConversation', {}, function(r)

@@ -1,0 +1,205 @@
+//! Neovim as a user sees it (issue 30): the real TUI at 80×24 in tmux, the plugin set up as its
+//! README says. Three questions with `:MiraAsk`: progress shows in the command line while each
+//! turn runs, every answer appears once in the transcript split, no "Press ENTER" prompt ever
+//! shows (`:MiraStatus` included), and a plain `:qa` quits with status 0.
+
+mod common;
+mod mock_llm;
+
+use mock_llm::{MockLlm, Reply, Turn, Wire};
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+struct Tmux {
+    socket: String,
+}
+
+impl Tmux {
+    fn run(&self, args: &[&str]) -> String {
+        let out = Command::new("tmux")
+            .args(["-L", &self.socket])
+            .args(args)
+            .output()
+            .expect("run tmux (scripts/install-test-deps installs it)");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    fn screen(&self) -> String {
+        self.run(&["capture-pane", "-p", "-t", "mira"])
+    }
+
+    fn keys(&self, keys: &str) {
+        self.run(&["send-keys", "-t", "mira", "-l", keys]);
+        self.run(&["send-keys", "-t", "mira", "Enter"]);
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        self.run(&["kill-server"]);
+    }
+}
+
+/// Polls the screen until `done` holds; every screen seen is checked for a hit-enter prompt.
+fn watch(t: &Tmux, what: &str, seen: &mut Vec<String>, done: impl Fn(&str) -> bool) -> String {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let screen = t.screen();
+        assert!(
+            !screen.contains("Press ENTER"),
+            "a hit-enter prompt while waiting for {what}:\n{screen}"
+        );
+        seen.push(screen.clone());
+        if done(&screen) {
+            return screen;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "timed out waiting for {what}:\n{screen}"
+        );
+        std::thread::sleep(Duration::from_millis(40));
+    }
+}
+
+fn session(nvim: &Path, sandbox: &common::Sandbox, mock: &MockLlm, n: usize) {
+    let init = sandbox.dir.path().join("init.lua");
+    std::fs::write(
+        &init,
+        format!(
+            "vim.opt.runtimepath:append('{}/editors/nvim')\nrequire('mira').setup({{ cmd = {{ '{}', 'lsp' }} }})\n",
+            env!("CARGO_MANIFEST_DIR"),
+            env!("CARGO_BIN_EXE_mira")
+        ),
+    )
+    .unwrap();
+    std::fs::write(sandbox.project().join("main.py"), "def main():\n    pass\n").unwrap();
+    let mut env: Vec<(String, String)> = sandbox.env();
+    env.extend(mock.env().into_iter().map(|(k, v)| (k.to_string(), v)));
+    env.push(("PATH".into(), std::env::var("PATH").unwrap_or_default()));
+    env.push(("TERM".into(), "xterm-256color".into()));
+    let exports: String = env
+        .iter()
+        .map(|(k, v)| format!("export {k}='{v}'\n"))
+        .collect();
+    let script = sandbox.dir.path().join("nvim.sh");
+    // Neovim's exit status, written by the script (tmux may keep a pane alive a while).
+    let status = sandbox.dir.path().join("nvim.status");
+    std::fs::write(
+        &script,
+        format!(
+            "{exports}cd '{}'\n'{}' -u '{}' -i NONE -n main.py\necho $? > '{}'\n",
+            sandbox.project().display(),
+            nvim.display(),
+            init.display(),
+            status.display()
+        ),
+    )
+    .unwrap();
+    let t = Tmux {
+        socket: format!("mira-tui-{}-{n}", std::process::id()),
+    };
+    t.run(&[
+        "-f",
+        "/dev/null",
+        "new-session",
+        "-d",
+        "-s",
+        "mira",
+        "-x",
+        "80",
+        "-y",
+        "24",
+        &format!("bash {}", script.display()),
+    ]);
+    let mut seen = Vec::new();
+    watch(&t, "Neovim to start", &mut seen, |s| s.contains("def main"));
+    std::thread::sleep(Duration::from_millis(500));
+    for i in 1..=3 {
+        t.keys(&format!(":MiraAsk question number {i}"));
+        // The turn is over when its answer is on screen and the command line says so.
+        let screen = watch(&t, &format!("answer {i}"), &mut seen, |s| {
+            s.contains(&format!("Answer {i} ends."))
+                && s.lines()
+                    .rev()
+                    .find(|l| !l.trim().is_empty())
+                    .is_some_and(|l| l.starts_with("Mira answered"))
+        });
+        assert_eq!(
+            screen.matches(&format!("Answer {i} begins.")).count(),
+            1,
+            "answer {i} once on screen:\n{screen}"
+        );
+    }
+    assert!(
+        seen.iter().any(|s| s.contains("Mira: answering")),
+        "progress was never visible"
+    );
+    t.keys(":MiraStatus");
+    watch(&t, "the status line", &mut seen, |s| s.contains("Mira 0."));
+    std::thread::sleep(Duration::from_millis(300));
+    watch(&t, "no prompt after :MiraStatus", &mut seen, |_| true);
+    t.keys(":qa");
+    let quit = Instant::now();
+    let deadline = quit + Duration::from_secs(20);
+    loop {
+        if let Ok(code) = std::fs::read_to_string(&status) {
+            assert_eq!(code.trim(), "0", "nvim exited with a failure");
+            eprintln!(
+                "{}: :qa quit in {:?}",
+                common::nvim::version(nvim),
+                quit.elapsed()
+            );
+            return;
+        }
+        if Instant::now() >= deadline {
+            let ps = Command::new("ps")
+                .args(["-eo", "pid,ppid,stat,etime,args"])
+                .output()
+                .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+                .unwrap_or_default();
+            let ours: Vec<&str> = ps
+                .lines()
+                .filter(|l| l.contains("nvim") || l.contains("mira lsp"))
+                .collect();
+            panic!(
+                "a plain :qa did not quit:\n{}\n{}",
+                t.screen(),
+                ours.join("\n")
+            );
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn three_questions_in_the_tui_show_progress_never_prompt_and_qa_quits() {
+    let nvims = common::nvim::binaries();
+    assert!(
+        !nvims.is_empty(),
+        "no Neovim: run scripts/install-test-deps"
+    );
+    for (n, nvim) in nvims.iter().enumerate() {
+        let sandbox = common::Sandbox::new();
+        let mock = MockLlm::start_in_background(Wire::Chat);
+        for i in 1..=3 {
+            mock.push(
+                Reply::turn(
+                    Wire::Chat,
+                    &Turn::text(&[
+                        &format!("Answer {i} begins."),
+                        "\n\nA middle paragraph.",
+                        &format!("\n\nAnswer {i} ends."),
+                    ]),
+                )
+                .delayed(Duration::from_millis(600))
+                .gap(Duration::from_millis(150)),
+            );
+        }
+        session(nvim, &sandbox, &mock, n);
+        eprintln!(
+            "{}: three answers, no prompt, :qa quit",
+            common::nvim::version(nvim)
+        );
+    }
+}
