@@ -709,10 +709,11 @@ async fn with_edits_confirm_model_edits_become_proposals_applied_on_request() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn helix_gets_show_document_without_advertising_it_and_no_progress() {
+async fn helix_gets_each_answer_as_a_file_it_never_has_to_save() {
     let sandbox = Sandbox::new();
     let mock = MockLlm::start(Wire::Chat).await;
     mock.push_turn(&Turn::text(&["Hi Helix."]));
+    mock.push_turn(&Turn::text(&["Hi again."]));
     let mut server = TestServer::in_process_with_env(env(&sandbox, &mock), sandbox.project());
     server
         .initialize(json!({
@@ -722,46 +723,46 @@ async fn helix_gets_show_document_without_advertising_it_and_no_progress() {
             "clientInfo": {"name": "helix", "version": "25.07"}
         }))
         .await;
-    server
-        .request(
-            "workspace/executeCommand",
-            json!({"command": "mira.ask", "arguments": ["hello", "there"]}),
-        )
-        .await
-        .unwrap();
-    message(&mut server, "Mira answered").await;
+    let mut shown = Vec::new();
+    for (question, answer) in [(json!(["hello", "there"]), "Hi Helix."), (json!(["again"]), "Hi again.")] {
+        server
+            .request(
+                "workspace/executeCommand",
+                json!({"command": "mira.ask", "arguments": question}),
+            )
+            .await
+            .unwrap();
+        message(&mut server, "Mira answered").await;
+        let show = server
+            .server_requests()
+            .into_iter()
+            .filter(|r| r["method"] == "window/showDocument")
+            .last()
+            .expect("showDocument, which Helix handles without advertising it");
+        let uri = show["params"]["uri"].as_str().unwrap().to_string();
+        assert!(!shown.contains(&uri), "each answer is a new file: {uri}");
+        let path = uri.strip_prefix("file://").unwrap();
+        let text = std::fs::read_to_string(path).unwrap();
+        assert!(text.contains(answer) && text.contains("_completed"), "{text}");
+        // The selection is the answer's question.
+        let line = show["params"]["selection"]["start"]["line"].as_u64().unwrap() as usize;
+        assert!(text.lines().nth(line).unwrap().starts_with("### You"), "{text}");
+        shown.push(uri);
+    }
     let methods: Vec<String> = server
         .server_requests()
         .iter()
         .map(|r| r["method"].as_str().unwrap().to_string())
         .collect();
+    // Any edit would leave a Helix buffer unsaved, and `:q` would refuse to quit.
     assert!(
-        methods.contains(&"window/showDocument".to_string()),
+        !methods.contains(&"workspace/applyEdit".to_string()),
         "{methods:?}"
     );
     assert!(
         !methods.contains(&"window/workDoneProgress/create".to_string()),
         "{methods:?}"
     );
-    // Without documentChanges support the transcript edits use `changes`.
-    let edit = server
-        .server_requests()
-        .into_iter()
-        .find(|r| r["method"] == "workspace/applyEdit")
-        .expect("an edit");
-    let changes = edit["params"]["edit"]["changes"]
-        .as_object()
-        .expect("changes");
-    let text: String = changes
-        .values()
-        .flat_map(|v| {
-            v.as_array()
-                .unwrap()
-                .iter()
-                .map(|e| e["newText"].as_str().unwrap().to_string())
-        })
-        .collect();
-    assert!(text.contains("Hi Helix."), "{text}");
     let raw = &mock.requests()[0].raw;
     assert!(
         raw.contains("hello there"),
@@ -988,4 +989,58 @@ async fn every_reader_sees_a_definition_typed_in_an_open_unsaved_buffer() {
         requests[1].raw
     );
     assert_eq!(server.shutdown().await, 0);
+}
+
+/// Issue 30/29: a tool call reads the same live and regenerated — in the streamed
+/// transcript, in the transcript rebuilt from the database, and in `mira/history` (which
+/// carries the `summary` of `mira/toolCall`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tool_call_reads_the_same_live_and_from_history() {
+    let sandbox = Sandbox::new();
+    std::fs::write(sandbox.project().join("notes.txt"), "the word is PERIWINKLE\n").unwrap();
+    let mock = MockLlm::start(Wire::Chat).await;
+    mock.push_turn(&Turn::text(&["Reading."]).call("c1", "read_file", r#"{"path":"notes.txt"}"#));
+    mock.push_turn(&Turn::text(&["The word is PERIWINKLE."]));
+    mock.push_turn(&Turn::text(&["Nothing else."]));
+    let mut server = TestServer::in_process_with_env(env(&sandbox, &mock), sandbox.project());
+    server.initialize(capabilities(true, &sandbox)).await;
+    server
+        .request(
+            "workspace/executeCommand",
+            json!({"command": "mira.ask", "arguments": ["what is the word?"]}),
+        )
+        .await
+        .unwrap();
+    let live = server.notification("mira/toolCall").await;
+    let summary = live["params"]["summary"].as_str().unwrap().to_string();
+    assert_eq!(summary, "read notes.txt");
+    server.notification("mira/turnFinished").await;
+    let line = format!("> 🔧 {summary}\n");
+    let streamed = transcript_edits(&server);
+    assert_eq!(streamed.matches(&line).count(), 1, "{streamed}");
+    let history = server
+        .request("mira/history", json!({"limit": 1}))
+        .await
+        .unwrap();
+    let call = history[0]["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["kind"] == "tool_call")
+        .cloned()
+        .expect("a tool call entry");
+    assert_eq!(call["summary"], summary.as_str(), "{call}");
+    // The next turn regenerates the transcript from the database: the same line, once.
+    server
+        .request(
+            "workspace/executeCommand",
+            json!({"command": "mira.ask", "arguments": ["anything else?"]}),
+        )
+        .await
+        .unwrap();
+    server.notification("mira/turnFinished").await;
+    let disk = std::fs::read_to_string(sandbox.mira_home().join("conversation.md")).unwrap();
+    assert!(disk.contains("Nothing else."), "{disk}");
+    assert_eq!(disk.matches(&line).count(), 1, "{disk}");
+    server.shutdown().await;
 }

@@ -547,6 +547,9 @@ pub struct Entry {
     pub text: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tool: Option<String>,
+    /// A tool call as the user reads it ("read notes.txt"): the words shown live.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub summary: Option<String>,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub partial: bool,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
@@ -602,11 +605,21 @@ pub fn history(
     for (id, view) in &mut turns {
         view.entries = msgs
             .query_map([*id], |r| {
+                let kind =
+                    MessageKind::parse(&r.get::<_, String>(0)?).unwrap_or(MessageKind::Assistant);
+                let text: String = r.get(1)?;
+                let tool: Option<String> = r.get(2)?;
+                let summary = match (kind, &tool) {
+                    (MessageKind::ToolCall, Some(name)) => {
+                        Some(super::tools::summary(name, &text))
+                    }
+                    _ => None,
+                };
                 Ok(Entry {
-                    kind: MessageKind::parse(&r.get::<_, String>(0)?)
-                        .unwrap_or(MessageKind::Assistant),
-                    text: r.get(1)?,
-                    tool: r.get(2)?,
+                    kind,
+                    text,
+                    tool,
+                    summary,
                     partial: r.get(3)?,
                     is_error: r.get(4)?,
                 })

@@ -72,12 +72,17 @@ fn render_turn(t: &TurnView) -> String {
 const ANSWER_HEADING: &str = "### Mira\n\n";
 
 fn tool_line(e: &Entry) -> String {
-    let args: String = e.text.chars().take(120).collect();
-    format!(
-        "> `{}` {}\n\n",
-        e.tool.as_deref().unwrap_or("tool"),
-        args.replace('\n', " ")
-    )
+    let summary = e
+        .summary
+        .clone()
+        .unwrap_or_else(|| e.tool.clone().unwrap_or_else(|| "tool".into()));
+    tool_marker(&summary)
+}
+
+/// One tool call, the same line live and regenerated.
+fn tool_marker(summary: &str) -> String {
+    let one_line: String = summary.replace('\n', " ").chars().take(120).collect();
+    format!("> 🔧 {one_line}\n\n")
 }
 
 /// What a new turn adds before the answer streams in.
@@ -96,7 +101,7 @@ pub fn answer_heading() -> &'static str {
 
 /// A tool call as shown while the turn runs.
 pub fn live_tool_line(summary: &str) -> String {
-    format!("\n\n> 🔧 {summary}\n\n")
+    format!("\n\n{}", tool_marker(summary))
 }
 
 fn footer_line(

@@ -90,6 +90,20 @@ pub struct Registry {
     tools: Vec<Box<dyn Tool>>,
 }
 
+/// How a call of `name` with these JSON `arguments` reads to a user: its tool's
+/// [`Tool::describe`], the same words shown live (`TurnEvent::ToolCall`) and in history.
+pub fn summary(name: &str, arguments: &str) -> String {
+    static STANDARD: std::sync::OnceLock<Registry> = std::sync::OnceLock::new();
+    let tools = STANDARD.get_or_init(Registry::standard);
+    match (
+        tools.get(name),
+        serde_json::from_str::<Value>(arguments),
+    ) {
+        (Some(t), Ok(args @ Value::Object(_))) => t.describe(&args),
+        _ => name.to_string(),
+    }
+}
+
 impl Registry {
     /// The tools every turn has.
     pub fn standard() -> Registry {

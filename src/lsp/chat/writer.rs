@@ -139,6 +139,21 @@ impl Model {
     }
 }
 
+/// How answers reach the screen.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Delivery {
+    /// Streamed into `conversation.md` with edits as the model writes.
+    Stream,
+    /// Helix: any edit leaves its buffer unsaved, and Helix 25.07.1 gives a server no way to
+    /// mark it saved, so `:q` would refuse to quit after every answer. Each answer is written
+    /// instead, when it ends, to a new file under `<data_dir>/answers/` and shown with
+    /// showDocument: loaded from disk, that buffer is never unsaved. Progress shows meanwhile.
+    Snapshots,
+}
+
+/// Snapshot files kept (older ones are removed).
+const SNAPSHOTS_KEPT: usize = 20;
+
 /// What the client said to an edit.
 #[derive(Debug, PartialEq, Eq)]
 enum Applied {
@@ -204,8 +219,26 @@ impl Writer {
         self.state.config().config.notifications
     }
 
+    fn delivery(&self) -> Delivery {
+        let helix = self.state.session().is_some_and(|s| {
+            s.client_name
+                .as_deref()
+                .is_some_and(|n| n.to_ascii_lowercase().contains("helix"))
+        });
+        if helix {
+            Delivery::Snapshots
+        } else {
+            Delivery::Stream
+        }
+    }
+
     async fn handle(&mut self, out: Out) {
         match out {
+            Out::Open if self.delivery() == Delivery::Snapshots => {
+                self.flush().await;
+                let text = self.render(true).await;
+                self.show_snapshot(text, "conversation").await;
+            }
             Out::Open => {
                 self.flush().await;
                 if !self.client_has_it && !self.is_open() {
@@ -229,8 +262,12 @@ impl Writer {
                 let mut text = self.render(false).await;
                 text.push_str(&transcript::question_block(&question));
                 text.push_str(transcript::answer_heading());
-                self.replace_all(text).await;
-                self.show().await;
+                if self.delivery() == Delivery::Snapshots {
+                    self.model.set(text);
+                } else {
+                    self.replace_all(text).await;
+                    self.show().await;
+                }
                 self.begin_progress(&turn, &question).await;
                 if self.notifications() {
                     self.state
@@ -277,6 +314,10 @@ impl Writer {
             TurnEvent::Finished(o) => {
                 self.flush().await;
                 self.append(&transcript::footer(&o)).await;
+                if self.delivery() == Delivery::Snapshots {
+                    let text = self.model.text.clone();
+                    self.show_snapshot(text, &turn).await;
+                }
                 if let Some(p) = self.progress.remove(&turn) {
                     p.finish_with_message(o.status.as_str().to_string()).await;
                 }
@@ -410,6 +451,11 @@ impl Writer {
         if chunk.is_empty() {
             return;
         }
+        if self.delivery() == Delivery::Snapshots {
+            let text = format!("{}{chunk}", self.model.text);
+            self.model.set(text);
+            return;
+        }
         for _ in 0..APPEND_ATTEMPTS {
             self.model.reconcile(self.client_copy());
             let end = end_position(&self.model.text, self.state.encoding());
@@ -476,6 +522,43 @@ impl Writer {
         }
     }
 
+    /// Writes `text` to a new file under `answers/` (and `conversation.md`) and shows it,
+    /// at the last question ([`Delivery::Snapshots`]).
+    async fn show_snapshot(&mut self, text: String, name: &str) {
+        let dir = self.path.with_file_name("answers");
+        let name: String = name
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' })
+            .collect();
+        let file = dir.join(format!("{name}.md"));
+        let (body, transcript, target) = (text.clone(), self.path.clone(), file.clone());
+        let written = tokio::task::spawn_blocking(move || -> std::io::Result<()> {
+            std::fs::create_dir_all(&dir)?;
+            std::fs::write(&target, &body)?;
+            std::fs::write(&transcript, &body)?;
+            prune(&dir, SNAPSHOTS_KEPT);
+            Ok(())
+        })
+        .await;
+        if !matches!(written, Ok(Ok(()))) {
+            tracing::warn!("cannot write the answer {}", file.display());
+            return;
+        }
+        self.model.set(text);
+        let Some(uri) = path_to_uri(&file) else { return };
+        let line = self.model.text[..self.model.text.rfind("### You").unwrap_or(0)]
+            .matches('\n')
+            .count() as u32;
+        let at = Position::new(line, 0);
+        let params = ShowDocumentParams {
+            uri,
+            external: Some(false),
+            take_focus: Some(true),
+            selection: Some(Range { start: at, end: at }),
+        };
+        let _ = self.state.client.show_document(params).await;
+    }
+
     /// `window/showDocument` when the client advertises it, or is Helix (which handles it
     /// without advertising it).
     async fn show(&mut self) {
@@ -525,6 +608,22 @@ impl Writer {
             .begin()
             .await;
         self.progress.insert(turn.to_string(), p);
+    }
+}
+
+/// Removes all but the newest `keep` files of `dir` (by modification time).
+fn prune(dir: &std::path::Path, keep: usize) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut files: Vec<(std::time::SystemTime, PathBuf)> = entries
+        .filter_map(Result::ok)
+        .filter_map(|e| Some((e.metadata().ok()?.modified().ok()?, e.path())))
+        .collect();
+    files.sort();
+    let excess = files.len().saturating_sub(keep);
+    for (_, path) in files.into_iter().take(excess) {
+        let _ = std::fs::remove_file(path);
     }
 }
 
