@@ -25,7 +25,7 @@ fn capabilities(notifications: bool, sandbox: &Sandbox) -> Value {
         "capabilities": {
             "general": {"positionEncodings": ["utf-16"]},
             "window": {"workDoneProgress": true, "showDocument": {"support": true}},
-            "workspace": {"workspaceEdit": {"documentChanges": true}}
+            "workspace": {"applyEdit": true, "workspaceEdit": {"documentChanges": true}}
         },
         "clientInfo": {"name": "mira-tests"},
         "initializationOptions": {"mira": {"notifications": notifications}}
@@ -703,7 +703,10 @@ async fn helix_gets_show_document_without_advertising_it_and_no_progress() {
         .initialize(json!({
             "processId": null,
             "rootUri": sandbox.project_uri(),
-            "capabilities": {"general": {"positionEncodings": ["utf-8", "utf-32", "utf-16"]}},
+            "capabilities": {
+                "general": {"positionEncodings": ["utf-8", "utf-32", "utf-16"]},
+                "workspace": {"applyEdit": true}
+            },
             "clientInfo": {"name": "helix", "version": "25.07"}
         }))
         .await;

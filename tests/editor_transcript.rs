@@ -88,7 +88,7 @@ async fn typing_into_the_transcript_while_a_turn_streams_never_misplaces_the_ans
             "rootUri": sandbox.project_uri(),
             "capabilities": {
                 "general": {"positionEncodings": ["utf-16"]},
-                "workspace": {"workspaceEdit": {"documentChanges": true}}
+                "workspace": {"applyEdit": true, "workspaceEdit": {"documentChanges": true}}
             },
             "clientInfo": {"name": "mira-tests"}
         }))

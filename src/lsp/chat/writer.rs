@@ -228,6 +228,9 @@ impl Writer {
                     .client
                     .show_message(typ, transcript::status_message(&o))
                     .await;
+                if !self.can_edit() && !o.text.trim().is_empty() {
+                    self.answer_without_edits(&turn, &o.text);
+                }
                 if self.notifications() {
                     let params = TurnFinishedParams {
                         turn,
@@ -248,6 +251,21 @@ impl Writer {
             }
             TurnEvent::Reasoning(_) | TurnEvent::ToolResult { .. } => {}
         }
+    }
+
+    /// Whether the client takes `workspace/applyEdit`; without it the transcript is only a
+    /// file on disk, and the answer is said in the status line and the log.
+    fn can_edit(&self) -> bool {
+        self.state.session().is_some_and(|s| s.features.apply_edit)
+    }
+
+    fn answer_without_edits(&self, turn: &str, text: &str) {
+        self.state
+            .show(MessageType::INFO, transcript::short_answer(text));
+        self.state.log(
+            MessageType::INFO,
+            format!("Mira's answer ({turn}):\n{}", crate::redact::redact(text)),
+        );
     }
 
     async fn flush(&mut self) {
@@ -298,6 +316,10 @@ impl Writer {
     /// Make the transcript hold `text`: rewrite the file while the client has not loaded
     /// it, else one edit over the whole document.
     async fn replace_all(&mut self, text: String) {
+        if !self.can_edit() {
+            self.write_file(text).await;
+            return;
+        }
         let open = self.uri.as_ref().and_then(|u| {
             self.state
                 .documents()
@@ -373,6 +395,11 @@ impl Writer {
 
     async fn append(&mut self, chunk: &str) {
         if chunk.is_empty() {
+            return;
+        }
+        if !self.can_edit() {
+            let text = format!("{}{chunk}", self.text);
+            self.write_file(text).await;
             return;
         }
         if self.client_copy().is_some() {
