@@ -186,7 +186,8 @@ async fn choose(h: &mut Helix, action: &Value) {
         .await;
 }
 
-/// `:lsp-workspace-command <command> <text>`: Helix sends the words as string arguments.
+/// `:lsp-workspace-command <command> "<text>"`: Helix 25.07 parses the rest as JSON values, so
+/// quoted text arrives as one string argument (as in the capture).
 async fn typed(h: &mut Helix, command: &str, text: &str) -> Value {
     h.request(
         "workspace/executeCommand",
@@ -263,13 +264,14 @@ async fn selection_actions(h: &mut Helix, p: &Places) {
 
     // Helix cannot prompt from an action: Mira keeps the place and says what to type.
     choose(h, titled(&offered, "Mira: edit selection")).await;
-    h.message("Mira: say what to change").await;
+    let hint = h.message("Mira: say what to change").await;
+    assert!(hint.contains(r#"mira.edit "<instruction>""#), "{hint}");
     typed(h, "mira.edit", "make it 4 by 5").await;
     h.message("Mira proposes edit #1").await;
     answered(h, p, "**Proposed edit #1**").await;
 
     choose(h, titled(&offered, "Mira: remember selection")).await;
-    h.message("Mira: type `:lsp-workspace-command mira.remember")
+    h.message(r#"Mira: type `:lsp-workspace-command mira.remember "<text>"`"#)
         .await;
     typed(h, "mira.remember", "main prints one area").await;
     h.message("Mira: Remembered #2").await;
