@@ -305,6 +305,8 @@ async fn proposal_actions(h: &mut Helix, p: &Places) {
         h.text(&p.main)
     );
 
+    // Helix passes a server only its own diagnostics (none, for Mira): this context is what a
+    // client passing others' would send, to run the fix action through Helix's rule anyway.
     let diagnostic = json!({"range": range(4, 19, 4, 23), "severity": 1,
         "source": "rustc", "message": "mismatched types"});
     let offered = space_a(h, &p.main, cursor, json!([diagnostic])).await;
