@@ -49,7 +49,20 @@ fn range(l1: usize, c1: usize, l2: usize, c2: usize) -> Value {
 async fn main() {
     let sandbox = Sandbox::new();
     let mut s = TestServer::binary(&sandbox);
-    s.initialize_default(&sandbox, &["utf-16"]).await;
+    // As the editors ask (all three take CodeAction literals): the actions come with their
+    // data and their command, the full answer.
+    s.initialize(json!({
+        "processId": null,
+        "rootUri": sandbox.project_uri(),
+        "capabilities": {
+            "general": {"positionEncodings": ["utf-16"]},
+            "textDocument": {"codeAction": {
+                "codeActionLiteralSupport": {"codeActionKind": {"valueSet": ["", "quickfix", "refactor"]}},
+                "resolveSupport": {"properties": ["edit", "command"]}
+            }}
+        }
+    }))
+    .await;
     let uri = sandbox.file_uri("big.rs");
     let text = source();
     assert_eq!(text.lines().count(), LINES);

@@ -25,7 +25,7 @@ fn capabilities(notifications: bool, sandbox: &Sandbox) -> Value {
         "capabilities": {
             "general": {"positionEncodings": ["utf-16"]},
             "window": {"workDoneProgress": true, "showDocument": {"support": true}},
-            "workspace": {"workspaceEdit": {"documentChanges": true}}
+            "workspace": {"applyEdit": true, "workspaceEdit": {"documentChanges": true}}
         },
         "clientInfo": {"name": "mira-tests"},
         "initializationOptions": {"mira": {"notifications": notifications}}
@@ -719,7 +719,10 @@ async fn helix_gets_each_answer_as_a_file_it_never_has_to_save() {
         .initialize(json!({
             "processId": null,
             "rootUri": sandbox.project_uri(),
-            "capabilities": {"general": {"positionEncodings": ["utf-8", "utf-32", "utf-16"]}},
+            "capabilities": {
+                "general": {"positionEncodings": ["utf-8", "utf-32", "utf-16"]},
+                "workspace": {"applyEdit": true}
+            },
             "clientInfo": {"name": "helix", "version": "25.07"}
         }))
         .await;

@@ -4,6 +4,7 @@
 //! the cache answers a typed-through or re-typed prefix with no provider call; the suggestion
 //! never repeats the text after the cursor; the prompt carries an imported symbol's
 //! signature and a standing preference; usage shows in `mira usage`; the popup for Helix.
+//! Every item has only the fields LSP 3.18 gives an InlineCompletionItem.
 
 mod common;
 mod mock_fim;
@@ -59,10 +60,24 @@ async fn inline(s: &mut TestServer, uri: &str, line: u32, character: u32) -> Vec
     texts(&r)
 }
 
+/// LSP 3.18's InlineCompletionItem: no other field (`insertTextFormat` is not one).
+const ITEM_FIELDS: &[&str] = &["insertText", "filterText", "range", "command"];
+
 fn texts(r: &Value) -> Vec<String> {
-    r["items"]
+    let items = r["items"]
         .as_array()
-        .unwrap_or_else(|| panic!("an InlineCompletionList: {r}"))
+        .unwrap_or_else(|| panic!("an InlineCompletionList: {r}"));
+    for item in items {
+        let fields = item.as_object().unwrap().keys();
+        let extra: Vec<&String> = fields
+            .filter(|k| !ITEM_FIELDS.contains(&k.as_str()))
+            .collect();
+        assert!(
+            extra.is_empty(),
+            "not in LSP 3.18's InlineCompletionItem: {extra:?}"
+        );
+    }
+    items
         .iter()
         .map(|i| i["insertText"].as_str().unwrap().to_string())
         .collect()

@@ -1,7 +1,7 @@
 //! The editor surface over the protocol: each code action offered where it applies and
-//! nowhere else, `codeAction/resolve`, execution of every action command on the turn
-//! machinery (against the mock provider), anchored memories going stale through the live
-//! index and the watcher, and errors for bad arguments.
+//! nowhere else, each with its command from the start, `codeAction/resolve`, execution of
+//! every action command on the turn machinery (against the mock provider), anchored memories
+//! going stale through the live index and the watcher, and errors for bad arguments.
 
 mod common;
 mod mock_llm;
@@ -35,7 +35,7 @@ fn init(sandbox: &Sandbox, resolve: bool) -> Value {
         "capabilities": {
             "general": {"positionEncodings": ["utf-16"]},
             "window": {"workDoneProgress": true, "showDocument": {"support": true}},
-            "workspace": {"workspaceEdit": {"documentChanges": true}},
+            "workspace": {"applyEdit": true, "workspaceEdit": {"documentChanges": true}},
             "textDocument": {"codeAction": {"codeActionLiteralSupport": {"codeActionKind": {"valueSet": ["", "quickfix", "refactor", "refactor.rewrite"]}}}}
         },
         "clientInfo": {"name": "mira-tests"}
@@ -129,7 +129,8 @@ async fn actions_are_offered_where_they_apply_and_nowhere_else() {
     server.open(&main, "rust", MAIN).await;
     ready(&mut server, &main).await;
 
-    // A call site: only the question about the symbol, resolved lazily.
+    // A call site: only the question about the symbol, its command already in place even for
+    // a client that resolves (Helix 25.07.1 runs only the command first sent).
     let at_call = actions(
         &mut server,
         &main,
@@ -138,7 +139,12 @@ async fn actions_are_offered_where_they_apply_and_nowhere_else() {
     )
     .await;
     assert_eq!(titles(&at_call), ["Ask Mira about `parse_port`"]);
-    assert!(at_call[0]["command"].is_null() && at_call[0]["data"].is_object());
+    assert_eq!(at_call[0]["command"]["command"], "mira.askSymbol");
+    assert_eq!(
+        at_call[0]["command"]["arguments"][0],
+        json!({"uri": main, "position": {"line": 3, "character": 23}})
+    );
+    assert!(at_call[0]["data"].is_object());
     assert_eq!(at_call[0]["kind"], "");
 
     // Blank line, nothing selected: nothing.
@@ -216,18 +222,20 @@ async fn actions_are_offered_where_they_apply_and_nowhere_else() {
         .unwrap();
     assert_eq!(other, Value::Null);
 
-    // Resolve fills in the command with exactly the arguments the command takes.
+    // Resolve answers the action as sent: there is no edit to add, and the command was there.
     let resolved = server
         .request("codeAction/resolve", at_call[0].clone())
         .await
         .unwrap();
-    assert_eq!(resolved["command"]["command"], "mira.askSymbol");
-    assert_eq!(resolved["command"]["arguments"][0]["uri"], main.as_str());
-    assert_eq!(
-        resolved["command"]["arguments"][0]["position"],
-        json!({"line": 3, "character": 23})
-    );
-    let resolved = server.request("codeAction/resolve", fix).await.unwrap();
+    assert_eq!(resolved, at_call[0]);
+    // A client that dropped the command gets it back, with the arguments the command takes.
+    let mut stripped = fix.clone();
+    stripped.as_object_mut().unwrap().remove("command");
+    let resolved = server
+        .request("codeAction/resolve", stripped)
+        .await
+        .unwrap();
+    assert_eq!(resolved, fix);
     assert_eq!(resolved["command"]["command"], "mira.fix");
     assert_eq!(
         resolved["command"]["arguments"][0]["diagnostics"][0]["source"],

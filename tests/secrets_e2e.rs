@@ -87,7 +87,7 @@ async fn run_turn(s: &Sandbox, mock: &MockLlm) {
         .initialize(json!({
             "processId": null,
             "rootUri": s.project_uri(),
-            "capabilities": {"workspace": {"workspaceEdit": {"documentChanges": true}}},
+            "capabilities": {"workspace": {"applyEdit": true, "workspaceEdit": {"documentChanges": true}}},
             "initializationOptions": {"mira": {"notifications": true}}
         }))
         .await;

@@ -1,10 +1,12 @@
 //! `textDocument/codeAction` and `codeAction/resolve` (DESIGN §3): Mira's editor actions,
 //! answered from memory and the live index — never the network, never SQLite on the way.
 //!
-//! Every action carries typed `data`; its command is filled in by `codeAction/resolve` when
-//! the client can resolve it lazily, else right away. Kinds are chosen so the default menus
-//! show them: VS Code's Ctrl+. (quickfix, refactor, the empty kind), Neovim's
-//! `vim.lsp.buf.code_action()` and Helix's space a (all kinds).
+//! Every action carries its `command` when first sent: Helix 25.07.1 runs only the command of
+//! the action as first sent, never one added by `codeAction/resolve`, so resolve may add only
+//! an `edit` (Mira's actions have none). Each also carries typed `data`, which resolve checks.
+//! Clients without `codeActionLiteralSupport` get bare `Command`s, all LSP allows them.
+//! Kinds are chosen so the default menus show them: VS Code's Ctrl+. (quickfix, refactor, the
+//! empty kind), Neovim's `vim.lsp.buf.code_action()` and Helix's space a (all kinds).
 
 use std::sync::Arc;
 
@@ -191,23 +193,30 @@ pub async fn code_action(
         }
     }
     let only = params.context.only.unwrap_or_default();
-    let lazy = state
+    let literals = state
         .session()
-        .is_some_and(|s| s.features.code_action_resolve);
+        .is_some_and(|s| s.features.code_action_literals);
     let out: Vec<CodeActionOrCommand> = actions
         .into_iter()
         .filter(|(_, a)| wanted(&only, &a.kind()))
-        .map(|(title, a)| {
-            CodeActionOrCommand::CodeAction(CodeAction {
-                kind: Some(a.kind()),
-                command: (!lazy).then(|| a.command(&title)),
-                data: serde_json::to_value(&a).ok(),
-                title,
-                ..Default::default()
-            })
-        })
+        .map(|(title, a)| offer(title, &a, literals))
         .collect();
     Ok((!out.is_empty()).then_some(out))
+}
+
+/// One action as the client can take it, its command always in place.
+fn offer(title: String, a: &ActionData, literals: bool) -> CodeActionOrCommand {
+    let command = a.command(&title);
+    if !literals {
+        return CodeActionOrCommand::Command(command);
+    }
+    CodeActionOrCommand::CodeAction(CodeAction {
+        kind: Some(a.kind()),
+        command: Some(command),
+        data: serde_json::to_value(a).ok(),
+        title,
+        ..Default::default()
+    })
 }
 
 /// `only` filters by kind prefix (`refactor` admits `refactor.rewrite`); the empty kind is
@@ -221,6 +230,8 @@ fn wanted(only: &[CodeActionKind], kind: &CodeActionKind) -> bool {
         })
 }
 
+/// The action as it was sent: it already carries its command, and Mira's actions have no
+/// edit to add. A client that dropped the command gets it back.
 pub async fn resolve(action: CodeAction) -> Result<CodeAction> {
     let data = action
         .data
@@ -228,8 +239,12 @@ pub async fn resolve(action: CodeAction) -> Result<CodeAction> {
         .ok_or_else(|| Error::invalid_params("this code action has no data to resolve"))?;
     let parsed: ActionData = serde_json::from_value(data)
         .map_err(|e| Error::invalid_params(format!("not a Mira code action: {e}")))?;
+    let command = action
+        .command
+        .clone()
+        .unwrap_or_else(|| parsed.command(&action.title));
     Ok(CodeAction {
-        command: Some(parsed.command(&action.title)),
+        command: Some(command),
         ..action
     })
 }

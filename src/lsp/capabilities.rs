@@ -1,10 +1,15 @@
-//! What Mira tells the client it can do. Only what is implemented is advertised.
+//! What Mira tells the client it can do. Only what is implemented is advertised, in a shape
+//! the client said it can take.
 
+use super::features::ClientFeatures;
 use crate::documents::PositionEncoding;
 use crate::surface::commands::COMMANDS;
 use tower_lsp_server::ls_types::*;
 
-pub fn server_capabilities(encoding: PositionEncoding) -> ServerCapabilities {
+pub fn server_capabilities(
+    encoding: PositionEncoding,
+    client: &ClientFeatures,
+) -> ServerCapabilities {
     ServerCapabilities {
         position_encoding: Some(encoding.kind()),
         text_document_sync: Some(TextDocumentSyncCapability::Options(
@@ -21,15 +26,7 @@ pub fn server_capabilities(encoding: PositionEncoding) -> ServerCapabilities {
         workspace_symbol_provider: Some(OneOf::Left(true)),
         definition_provider: Some(OneOf::Left(true)),
         hover_provider: Some(HoverProviderCapability::Simple(true)),
-        code_action_provider: Some(CodeActionProviderCapability::Options(CodeActionOptions {
-            code_action_kinds: Some(vec![
-                CodeActionKind::EMPTY,
-                CodeActionKind::QUICKFIX,
-                CodeActionKind::REFACTOR_REWRITE,
-            ]),
-            work_done_progress_options: Default::default(),
-            resolve_provider: Some(true),
-        })),
+        code_action_provider: Some(code_actions(client)),
         execute_command_provider: Some(ExecuteCommandOptions {
             commands: COMMANDS.iter().map(|c| c.to_string()).collect(),
             work_done_progress_options: Default::default(),
@@ -43,4 +40,21 @@ pub fn server_capabilities(encoding: PositionEncoding) -> ServerCapabilities {
         }),
         ..Default::default()
     }
+}
+
+/// Options (kinds, resolve) only for clients that take `CodeAction` literals: LSP allows a
+/// server the options object only then.
+fn code_actions(client: &ClientFeatures) -> CodeActionProviderCapability {
+    if !client.code_action_literals {
+        return CodeActionProviderCapability::Simple(true);
+    }
+    CodeActionProviderCapability::Options(CodeActionOptions {
+        code_action_kinds: Some(vec![
+            CodeActionKind::EMPTY,
+            CodeActionKind::QUICKFIX,
+            CodeActionKind::REFACTOR_REWRITE,
+        ]),
+        work_done_progress_options: Default::default(),
+        resolve_provider: Some(true),
+    })
 }

@@ -112,7 +112,8 @@ impl Backend {
                 filter_text: None,
                 range: Some(Range::new(at.position, at.position)),
                 command: None,
-                insert_text_format: Some(InsertTextFormat::PLAIN_TEXT),
+                // Not in LSP 3.18's InlineCompletionItem (the text is always plain).
+                insert_text_format: None,
             }],
             None => Vec::new(),
         };

@@ -17,8 +17,10 @@ pub struct ClientFeatures {
     /// `window/showMessageRequest` (approvals).
     pub message_requests: bool,
     pub hierarchical_symbols: bool,
-    /// Code actions may leave `command` to `codeAction/resolve`.
-    pub code_action_resolve: bool,
+    /// `CodeAction` literals (`codeActionLiteralSupport`); without it only `Command`s.
+    pub code_action_literals: bool,
+    /// `workspace/applyEdit` is answered (else it is refused with -32601).
+    pub apply_edit: bool,
 }
 
 impl ClientFeatures {
@@ -48,10 +50,14 @@ impl ClientFeatures {
                 .and_then(|t| t.document_symbol.as_ref())
                 .and_then(|d| d.hierarchical_document_symbol_support)
                 .unwrap_or(false),
-            code_action_resolve: text
+            code_action_literals: text
                 .and_then(|t| t.code_action.as_ref())
-                .and_then(|c| c.resolve_support.as_ref())
-                .is_some_and(|r| r.properties.iter().any(|p| p == "command")),
+                .is_some_and(|c| c.code_action_literal_support.is_some()),
+            apply_edit: caps
+                .workspace
+                .as_ref()
+                .and_then(|w| w.apply_edit)
+                .unwrap_or(false),
         }
     }
 }

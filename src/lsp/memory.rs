@@ -138,7 +138,7 @@ pub async fn remember(state: &Arc<ServerState>, args: RememberArgs) -> Result<Op
                 });
                 state.show(
                     MessageType::INFO,
-                    "Mira: type `:lsp-workspace-command mira.remember <text>` to remember it about this code",
+                    "Mira: type `:lsp-workspace-command mira.remember \"<text>\"` to remember it about this code",
                 );
                 to_any(&serde_json::json!({ "needsText": true }))
             }

@@ -238,7 +238,7 @@ impl LanguageServer for Backend {
             self.note(MessageType::WARNING, warning);
         }
         super::editor::start(&self.state);
-        let mut capabilities = capabilities::server_capabilities(encoding);
+        let mut capabilities = capabilities::server_capabilities(encoding, &features);
         if let Some(warning) = super::complete::start(&self.state, &mut capabilities) {
             self.note(MessageType::WARNING, warning);
         }

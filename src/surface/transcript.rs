@@ -168,6 +168,22 @@ pub fn status_message(o: &TurnOutcome) -> String {
     }
 }
 
+/// How much of an answer one status line carries.
+const SHORT_ANSWER_CHARS: usize = 240;
+
+/// The answer in one status line, for clients that cannot take the transcript's edits.
+pub fn short_answer(text: &str) -> String {
+    let flat = crate::redact::redact(text)
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    if flat.chars().count() <= SHORT_ANSWER_CHARS {
+        return format!("Mira: {flat}");
+    }
+    let cut: String = flat.chars().take(SHORT_ANSWER_CHARS - 1).collect();
+    format!("Mira: {cut}… (the whole answer: conversation.md, or `mira history`)")
+}
+
 /// Batches streamed text into chunks worth an `applyEdit`: a paragraph, or whatever arrived
 /// in the last `interval`. Fewer, larger edits keep editors responsive (one undo step each).
 pub struct Coalescer {
@@ -232,6 +248,17 @@ fn redacted(chunk: String) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_short_answer_is_one_line_and_a_long_one_is_cut() {
+        assert_eq!(
+            short_answer("The word\n\nis  PERIWINKLE."),
+            "Mira: The word is PERIWINKLE."
+        );
+        let long = short_answer(&"word ".repeat(200));
+        assert!(!long.contains('\n') && long.contains("… (the whole answer"));
+        assert!(long.chars().count() < SHORT_ANSWER_CHARS + 80, "{long}");
+    }
 
     #[test]
     fn paragraphs_flush_early_and_the_rest_waits_for_the_interval() {

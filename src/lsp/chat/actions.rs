@@ -199,7 +199,7 @@ pub async fn edit(state: &Arc<ServerState>, args: EditArgs) -> Outcome {
         });
         state.show(
             MessageType::INFO,
-            "Mira: say what to change: `:lsp-workspace-command mira.edit <instruction>` edits this selection",
+            "Mira: say what to change: `:lsp-workspace-command mira.edit \"<instruction>\"` edits this selection",
         );
         return Ok(json!({ "needsInstruction": true }));
     }

@@ -167,6 +167,13 @@ pub(super) async fn apply_file_edit(state: Arc<ServerState>, edit: FileEdit) -> 
         }
     };
     let features = state.session().map(|s| s.features).unwrap_or_default();
+    if !features.apply_edit {
+        return EditOutcome::Rejected(
+            "this editor does not take edits from a server (no workspace.applyEdit): \
+             the change was not made; say it in the answer instead"
+                .into(),
+        );
+    }
     let document_changes = features.document_changes;
     let can_create = features.create_files;
     // Clients with change annotations (VS Code) show model edits in their refactor preview.

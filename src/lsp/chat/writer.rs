@@ -144,6 +144,9 @@ impl Model {
 enum Delivery {
     /// Streamed into `conversation.md` with edits as the model writes.
     Stream,
+    /// A client without `workspace.applyEdit`: the transcript is only written to disk, and
+    /// each answer also comes as a status line (cut) and in full in the client's log.
+    DiskOnly,
     /// Helix: any edit leaves its buffer unsaved, and Helix 25.07.1 gives a server no way to
     /// mark it saved, so `:q` would refuse to quit after every answer. Each answer is written
     /// instead, when it ends, to a new file under `<data_dir>/answers/` and shown with
@@ -220,6 +223,9 @@ impl Writer {
     }
 
     fn delivery(&self) -> Delivery {
+        if !self.can_edit() {
+            return Delivery::DiskOnly;
+        }
         let helix = self.state.session().is_some_and(|s| {
             s.client_name
                 .as_deref()
@@ -262,8 +268,11 @@ impl Writer {
                 let mut text = self.render(false).await;
                 text.push_str(&transcript::question_block(&question));
                 text.push_str(transcript::answer_heading());
-                if self.delivery() == Delivery::Snapshots {
-                    self.model.set(text);
+                if self.delivery() != Delivery::Stream {
+                    self.model.set(text.clone());
+                    if self.delivery() == Delivery::DiskOnly {
+                        self.write_file(text).await;
+                    }
                 } else {
                     self.replace_all(text).await;
                     self.show().await;
@@ -314,9 +323,19 @@ impl Writer {
             TurnEvent::Finished(o) => {
                 self.flush().await;
                 self.append(&transcript::footer(&o)).await;
-                if self.delivery() == Delivery::Snapshots {
-                    let text = self.model.text.clone();
-                    self.show_snapshot(text, &turn).await;
+                match self.delivery() {
+                    Delivery::Snapshots => {
+                        let text = self.model.text.clone();
+                        self.show_snapshot(text, &turn).await;
+                    }
+                    Delivery::DiskOnly => {
+                        let text = self.model.text.clone();
+                        self.write_file(text).await;
+                        if !o.text.trim().is_empty() {
+                            self.answer_without_edits(&turn, &o.text);
+                        }
+                    }
+                    Delivery::Stream => {}
                 }
                 if let Some(p) = self.progress.remove(&turn) {
                     p.finish_with_message(o.status.as_str().to_string()).await;
@@ -359,6 +378,21 @@ impl Writer {
             }
             TurnEvent::Reasoning(_) | TurnEvent::ToolResult { .. } => {}
         }
+    }
+
+    /// Whether the client takes `workspace/applyEdit`; without it the transcript is only a
+    /// file on disk, and the answer is said in the status line and the log.
+    fn can_edit(&self) -> bool {
+        self.state.session().is_some_and(|s| s.features.apply_edit)
+    }
+
+    fn answer_without_edits(&self, turn: &str, text: &str) {
+        self.state
+            .show(MessageType::INFO, transcript::short_answer(text));
+        self.state.log(
+            MessageType::INFO,
+            format!("Mira's answer ({turn}):\n{}", crate::redact::redact(text)),
+        );
     }
 
     async fn flush(&mut self) {
@@ -451,7 +485,7 @@ impl Writer {
         if chunk.is_empty() {
             return;
         }
-        if self.delivery() == Delivery::Snapshots {
+        if self.delivery() != Delivery::Stream {
             let text = format!("{}{chunk}", self.model.text);
             self.model.set(text);
             return;
