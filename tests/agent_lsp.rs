@@ -727,7 +727,10 @@ async fn helix_gets_each_answer_as_a_file_it_never_has_to_save() {
         }))
         .await;
     let mut shown = Vec::new();
-    for (question, answer) in [(json!(["hello", "there"]), "Hi Helix."), (json!(["again"]), "Hi again.")] {
+    for (question, answer) in [
+        (json!(["hello", "there"]), "Hi Helix."),
+        (json!(["again"]), "Hi again."),
+    ] {
         server
             .request(
                 "workspace/executeCommand",
@@ -746,10 +749,18 @@ async fn helix_gets_each_answer_as_a_file_it_never_has_to_save() {
         assert!(!shown.contains(&uri), "each answer is a new file: {uri}");
         let path = uri.strip_prefix("file://").unwrap();
         let text = std::fs::read_to_string(path).unwrap();
-        assert!(text.contains(answer) && text.contains("_completed"), "{text}");
+        assert!(
+            text.contains(answer) && text.contains("_completed"),
+            "{text}"
+        );
         // The selection is the answer's question.
-        let line = show["params"]["selection"]["start"]["line"].as_u64().unwrap() as usize;
-        assert!(text.lines().nth(line).unwrap().starts_with("### You"), "{text}");
+        let line = show["params"]["selection"]["start"]["line"]
+            .as_u64()
+            .unwrap() as usize;
+        assert!(
+            text.lines().nth(line).unwrap().starts_with("### You"),
+            "{text}"
+        );
         shown.push(uri);
     }
     let methods: Vec<String> = server
@@ -1000,7 +1011,11 @@ async fn every_reader_sees_a_definition_typed_in_an_open_unsaved_buffer() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_tool_call_reads_the_same_live_and_from_history() {
     let sandbox = Sandbox::new();
-    std::fs::write(sandbox.project().join("notes.txt"), "the word is PERIWINKLE\n").unwrap();
+    std::fs::write(
+        sandbox.project().join("notes.txt"),
+        "the word is PERIWINKLE\n",
+    )
+    .unwrap();
     let mock = MockLlm::start(Wire::Chat).await;
     mock.push_turn(&Turn::text(&["Reading."]).call("c1", "read_file", r#"{"path":"notes.txt"}"#));
     mock.push_turn(&Turn::text(&["The word is PERIWINKLE."]));

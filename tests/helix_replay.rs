@@ -104,7 +104,8 @@ fn env(root: &Path, mock: &MockLlm) -> Vec<(String, String)> {
 struct Places {
     main: String,
     geometry: String,
-    transcript: String,
+    /// Where Mira writes each answer Helix is shown (`answers/<turn>.md`).
+    answers: String,
 }
 
 impl Places {
@@ -113,7 +114,7 @@ impl Places {
         Places {
             main: file("proj/src/main.rs"),
             geometry: file("proj/src/geometry.rs"),
-            transcript: file("data/conversation.md"),
+            answers: file("data/answers/"),
         }
     }
 }
@@ -122,15 +123,24 @@ fn range(l1: u32, c1: u32, l2: u32, c2: u32) -> Value {
     json!({"start": {"line": l1, "character": c1}, "end": {"line": l2, "character": c2}})
 }
 
-/// Waits for a turn's end in the status line; the transcript buffer must then hold `answer`.
+/// The document Helix was last asked to show: an answer file, loaded from disk.
+fn last_shown<'h>(h: &'h Helix, p: &Places) -> &'h str {
+    let uri = h.screen.shown.last().expect("a document shown");
+    assert!(uri.starts_with(&p.answers), "not an answer file: {uri}");
+    h.text(uri)
+}
+
+/// Waits for a turn's end in the status line; the answer Helix is shown must hold `answer`.
 async fn answered(h: &mut Helix, p: &Places, answer: &str) {
+    let shown = h.screen.shown.len();
     h.message("Mira answered").await;
-    let text = h.text(&p.transcript);
+    h.until("the answer shown", |h| h.screen.shown.len() > shown)
+        .await;
+    let text = last_shown(h, p);
     assert!(
         text.contains(answer),
-        "the transcript Helix shows lacks {answer:?}:\n{text}"
+        "the answer Helix shows lacks {answer:?}:\n{text}"
     );
-    assert!(h.screen.shown.contains(&p.transcript), "never shown");
 }
 
 /// `space a` as Helix sends it (the cursor's selection and the diagnostics under it).
@@ -240,7 +250,7 @@ async fn executed(h: &mut Helix, p: &Places, params: &Value, result: &Value) {
                 .collect();
             assert_eq!(kinds.first(), Some(&"begin"), "{kinds:?}");
             assert_eq!(kinds.last(), Some(&"end"), "{kinds:?}");
-            assert!(h.text(&p.transcript).contains("read notes.txt"));
+            assert!(last_shown(h, p).contains("read notes.txt"));
         }
         other => panic!("the capture runs a command this replay does not check: {other}"),
     }
@@ -356,7 +366,7 @@ async fn keymaps(h: &mut Helix, p: &Places) {
             "mira.openConversation" => {
                 h.until("the transcript shown", |h| h.screen.shown.len() > shown)
                     .await;
-                assert_eq!(h.screen.shown.last(), Some(&p.transcript));
+                assert!(last_shown(h, p).contains("# Mira — conversation"));
             }
             other => panic!("a key runs {other}, which this replay does not check"),
         }
@@ -385,6 +395,14 @@ fn all_reached_the_user(h: &Helix) {
     assert!(
         unversioned.is_empty(),
         "edits to open buffers carry a version: {unversioned:?}"
+    );
+    // Helix's `:q` refuses to quit while a buffer has unsaved edits: no answer may edit one.
+    let answer_edits: Vec<&helix::Applied> = (h.screen.applied.iter())
+        .filter(|a| a.uri.contains("/data/"))
+        .collect();
+    assert!(
+        answer_edits.is_empty(),
+        "an answer left a Helix buffer unsaved: {answer_edits:?}"
     );
     assert_eq!(h.screen.dropped, Vec::<String>::new(), "Helix drops these");
     assert_eq!(h.screen.refused, Vec::<String>::new(), "stale edits");

@@ -610,9 +610,7 @@ pub fn history(
                 let text: String = r.get(1)?;
                 let tool: Option<String> = r.get(2)?;
                 let summary = match (kind, &tool) {
-                    (MessageKind::ToolCall, Some(name)) => {
-                        Some(super::tools::summary(name, &text))
-                    }
+                    (MessageKind::ToolCall, Some(name)) => Some(super::tools::summary(name, &text)),
                     _ => None,
                 };
                 Ok(Entry {

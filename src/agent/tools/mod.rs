@@ -95,10 +95,7 @@ pub struct Registry {
 pub fn summary(name: &str, arguments: &str) -> String {
     static STANDARD: std::sync::OnceLock<Registry> = std::sync::OnceLock::new();
     let tools = STANDARD.get_or_init(Registry::standard);
-    match (
-        tools.get(name),
-        serde_json::from_str::<Value>(arguments),
-    ) {
+    match (tools.get(name), serde_json::from_str::<Value>(arguments)) {
         (Some(t), Ok(args @ Value::Object(_))) => t.describe(&args),
         _ => name.to_string(),
     }

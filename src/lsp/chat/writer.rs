@@ -562,7 +562,13 @@ impl Writer {
         let dir = self.path.with_file_name("answers");
         let name: String = name
             .chars()
-            .map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' })
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '-' {
+                    c
+                } else {
+                    '_'
+                }
+            })
             .collect();
         let file = dir.join(format!("{name}.md"));
         let (body, transcript, target) = (text.clone(), self.path.clone(), file.clone());
@@ -579,7 +585,9 @@ impl Writer {
             return;
         }
         self.model.set(text);
-        let Some(uri) = path_to_uri(&file) else { return };
+        let Some(uri) = path_to_uri(&file) else {
+            return;
+        };
         let line = self.model.text[..self.model.text.rfind("### You").unwrap_or(0)]
             .matches('\n')
             .count() as u32;
