@@ -427,6 +427,19 @@ async fn the_prompt_carries_a_signature_edited_in_an_open_unsaved_buffer() {
     let mock = MockFim::start(FimWire::Completions).await;
     mock.push(Reply::text(&["parse_config(\"a\", true, 3);"]));
     let (mut s, _) = start(&sandbox, &mock, json!({})).await;
+    // The first crawl keeps the index busy past the completion's wait for its context.
+    let deadline = std::time::Instant::now() + Duration::from_secs(15);
+    loop {
+        let r = s
+            .request("workspace/executeCommand", json!({"command": "mira.status"}))
+            .await
+            .unwrap();
+        if r["index"]["ready"] == true {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "never indexed: {r}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
     let util_uri = sandbox.file_uri("src/util.rs");
     s.open(&util_uri, "rust", util).await;
     s.notify(
