@@ -431,7 +431,10 @@ async fn the_prompt_carries_a_signature_edited_in_an_open_unsaved_buffer() {
     let deadline = std::time::Instant::now() + Duration::from_secs(15);
     loop {
         let r = s
-            .request("workspace/executeCommand", json!({"command": "mira.status"}))
+            .request(
+                "workspace/executeCommand",
+                json!({"command": "mira.status"}),
+            )
             .await
             .unwrap();
         if r["index"]["ready"] == true {

@@ -4,9 +4,13 @@
 //! shows (`:MiraStatus` included), and a plain `:qa` quits with status 0.
 
 mod common;
+mod mock_fim;
 mod mock_llm;
 
-use mock_llm::{MockLlm, Reply, Turn, Wire};
+use mock_fim::{FimWire, MockFim};
+
+use mock_fim::Reply;
+use mock_llm::{MockLlm, Reply as LlmReply, Turn, Wire};
 use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -62,23 +66,38 @@ fn watch(t: &Tmux, what: &str, seen: &mut Vec<String>, done: impl Fn(&str) -> bo
     }
 }
 
-fn session(nvim: &Path, sandbox: &common::Sandbox, mock: &MockLlm, n: usize) {
+/// A running Neovim TUI in tmux, and where its exit status will be written.
+struct Tui {
+    t: Tmux,
+    status: std::path::PathBuf,
+}
+
+/// Starts `nvim` at 80×24 on `file` of the sandbox project, with the plugin set up by
+/// `setup` (Lua: the argument of `require('mira').setup`) and `env` on top of the sandbox's.
+fn start_tui(
+    nvim: &Path,
+    sandbox: &common::Sandbox,
+    env: Vec<(String, String)>,
+    setup: &str,
+    file: &str,
+    n: usize,
+) -> Tui {
     let init = sandbox.dir.path().join("init.lua");
     std::fs::write(
         &init,
         format!(
-            "vim.opt.runtimepath:append('{}/editors/nvim')\nrequire('mira').setup({{ cmd = {{ '{}', 'lsp' }} }})\n",
+            "vim.opt.runtimepath:append('{}/editors/nvim')\nrequire('mira').setup({setup})\n\
+             vim.api.nvim_create_autocmd('FileType', {{ callback = function() \
+             vim.bo.omnifunc = 'v:lua.vim.lsp.omnifunc' end }})\n",
             env!("CARGO_MANIFEST_DIR"),
-            env!("CARGO_BIN_EXE_mira")
         ),
     )
     .unwrap();
-    std::fs::write(sandbox.project().join("main.py"), "def main():\n    pass\n").unwrap();
-    let mut env: Vec<(String, String)> = sandbox.env();
-    env.extend(mock.env().into_iter().map(|(k, v)| (k.to_string(), v)));
-    env.push(("PATH".into(), std::env::var("PATH").unwrap_or_default()));
-    env.push(("TERM".into(), "xterm-256color".into()));
-    let exports: String = env
+    let mut all: Vec<(String, String)> = sandbox.env();
+    all.extend(env);
+    all.push(("PATH".into(), std::env::var("PATH").unwrap_or_default()));
+    all.push(("TERM".into(), "xterm-256color".into()));
+    let exports: String = all
         .iter()
         .map(|(k, v)| format!("export {k}='{v}'\n"))
         .collect();
@@ -88,7 +107,7 @@ fn session(nvim: &Path, sandbox: &common::Sandbox, mock: &MockLlm, n: usize) {
     std::fs::write(
         &script,
         format!(
-            "{exports}cd '{}'\n'{}' -u '{}' -i NONE -n main.py\necho $? > '{}'\n",
+            "{exports}cd '{}'\n'{}' -u '{}' -i NONE -n {file}\necho $? > '{}'\n",
             sandbox.project().display(),
             nvim.display(),
             init.display(),
@@ -112,6 +131,18 @@ fn session(nvim: &Path, sandbox: &common::Sandbox, mock: &MockLlm, n: usize) {
         "24",
         &format!("bash {}", script.display()),
     ]);
+    Tui { t, status }
+}
+
+fn session(nvim: &Path, sandbox: &common::Sandbox, mock: &MockLlm, n: usize) {
+    std::fs::write(sandbox.project().join("main.py"), "def main():\n    pass\n").unwrap();
+    let env = mock
+        .env()
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect();
+    let setup = format!("{{ cmd = {{ '{}', 'lsp' }} }}", env!("CARGO_BIN_EXE_mira"));
+    let Tui { t, status } = start_tui(nvim, sandbox, env, &setup, "main.py", n);
     let mut seen = Vec::new();
     watch(&t, "Neovim to start", &mut seen, |s| s.contains("def main"));
     std::thread::sleep(Duration::from_millis(500));
@@ -184,7 +215,7 @@ fn three_questions_in_the_tui_show_progress_never_prompt_and_qa_quits() {
         let mock = MockLlm::start_in_background(Wire::Chat);
         for i in 1..=3 {
             mock.push(
-                Reply::turn(
+                LlmReply::turn(
                     Wire::Chat,
                     &Turn::text(&[
                         &format!("Answer {i} begins."),
@@ -199,6 +230,135 @@ fn three_questions_in_the_tui_show_progress_never_prompt_and_qa_quits() {
         session(nvim, &sandbox, &mock, n);
         eprintln!(
             "{}: three answers, no prompt, :qa quit",
+            common::nvim::version(nvim)
+        );
+    }
+}
+
+/// Issue 30: ghost text where Neovim has no `vim.lsp.inline_completion` (0.11 and older):
+/// typing shows Mira's suggestion after the cursor, `<C-Right>` takes its next word and
+/// `<Tab>` the rest, in the real TUI.
+#[test]
+fn ghost_text_is_drawn_and_accepted_in_the_tui() {
+    let nvims = common::nvim::binaries();
+    assert!(
+        !nvims.is_empty(),
+        "no Neovim: run scripts/install-test-deps"
+    );
+    for (n, nvim) in nvims.iter().enumerate() {
+        let sandbox = common::Sandbox::new();
+        let mock = MockFim::start_in_background(FimWire::Completions);
+        for _ in 0..8 {
+            mock.push(Reply::text(&["first_arg, ", "second);"]));
+        }
+        std::fs::write(
+            sandbox.project().join("main.rs"),
+            "fn main() {\n    let total = compute(\n}\n",
+        )
+        .unwrap();
+        let setup = format!(
+            "{{ cmd = {{ '{}', 'lsp' }}, settings = {{ notifications = true, completion = {{ provider = 'openai-completions', base_url = '{}', debounce_ms = 0 }} }} }}",
+            env!("CARGO_BIN_EXE_mira"),
+            mock.base_url()
+        );
+        let Tui { t, status } = start_tui(nvim, &sandbox, Vec::new(), &setup, "main.rs", 100 + n);
+        let mut seen = Vec::new();
+        watch(&t, "Neovim to start", &mut seen, |s| s.contains("fn main"));
+        std::thread::sleep(Duration::from_millis(800));
+        // Append a space after `compute(` on line 2, in insert mode: the suggestion shows.
+        t.run(&["send-keys", "-t", "mira", "2G", "A", " "]);
+        // Inline after the cursor on 0.10+, at the end of the line before.
+        watch(&t, "the ghost text", &mut seen, |s| {
+            s.lines()
+                .any(|l| l.contains("compute( ") && l.contains("first_arg, second);"))
+        });
+        t.run(&["send-keys", "-t", "mira", "C-Right"]);
+        std::thread::sleep(Duration::from_millis(200));
+        t.run(&["send-keys", "-t", "mira", "Tab", "Escape"]);
+        t.keys(":w");
+        let file = sandbox.project().join("main.rs");
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let text = std::fs::read_to_string(&file).unwrap();
+            if text.contains("first_arg") {
+                assert_eq!(
+                    text, "fn main() {\n    let total = compute( first_arg, second);\n}\n",
+                    "a word, then the rest, inserted once"
+                );
+                break;
+            }
+            assert!(Instant::now() < deadline, "never accepted:\n{}", t.screen());
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        t.keys(":qa");
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while !status.exists() {
+            assert!(Instant::now() < deadline, ":qa did not quit");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        eprintln!(
+            "{}: ghost text drawn and accepted",
+            common::nvim::version(nvim)
+        );
+    }
+}
+
+/// Issue 30: the popup fallback (`completion.popup`, `<C-x><C-o>` with `vim.lsp.omnifunc`)
+/// inserts the whole suggestion, not its first word.
+#[test]
+fn the_popup_inserts_the_whole_suggestion_in_the_tui() {
+    let nvims = common::nvim::binaries();
+    assert!(
+        !nvims.is_empty(),
+        "no Neovim: run scripts/install-test-deps"
+    );
+    for (n, nvim) in nvims.iter().enumerate() {
+        let sandbox = common::Sandbox::new();
+        let mock = MockFim::start_in_background(FimWire::Completions);
+        for _ in 0..8 {
+            mock.push(Reply::text(&["first_arg, ", "second);"]));
+        }
+        std::fs::write(
+            sandbox.project().join("main.rs"),
+            "fn main() {\n    let total = compute(\n}\n",
+        )
+        .unwrap();
+        let setup = format!(
+            "{{ cmd = {{ '{}', 'lsp' }}, inline_completion = false, settings = {{ notifications = true, completion = {{ provider = 'openai-completions', base_url = '{}', debounce_ms = 0, popup = true }} }} }}",
+            env!("CARGO_BIN_EXE_mira"),
+            mock.base_url()
+        );
+        let Tui { t, status } = start_tui(nvim, &sandbox, Vec::new(), &setup, "main.rs", 200 + n);
+        let mut seen = Vec::new();
+        watch(&t, "Neovim to start", &mut seen, |s| s.contains("fn main"));
+        std::thread::sleep(Duration::from_millis(800));
+        t.run(&["send-keys", "-t", "mira", "2G", "A", "C-x", "C-o"]);
+        watch(&t, "the suggestion", &mut seen, |s| s.contains("first_arg"));
+        std::thread::sleep(Duration::from_millis(300));
+        t.run(&["send-keys", "-t", "mira", "C-y", "Escape"]);
+        t.keys(":w");
+        let file = sandbox.project().join("main.rs");
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let text = std::fs::read_to_string(&file).unwrap();
+            if text.contains("first_arg") {
+                assert_eq!(
+                    text, "fn main() {\n    let total = compute(first_arg, second);\n}\n",
+                    "the whole suggestion, once"
+                );
+                break;
+            }
+            assert!(Instant::now() < deadline, "never inserted:\n{}", t.screen());
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        t.keys(":qa");
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while !status.exists() {
+            assert!(Instant::now() < deadline, ":qa did not quit");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        eprintln!(
+            "{}: the popup inserted the whole suggestion",
             common::nvim::version(nvim)
         );
     }

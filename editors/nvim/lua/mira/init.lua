@@ -24,8 +24,11 @@ M.defaults = {
   -- ghost text from Mira's inline completion (Neovim 0.12+, `vim.lsp.inline_completion`),
   -- when the server offers it (a `[completion]` provider is configured)
   inline_completion = true,
-  -- insert-mode key that accepts the ghost text (nil: none; `vim.lsp.inline_completion.get()`)
+  -- insert-mode key that accepts the ghost text on 0.12+ (nil: none; `vim.lsp.inline_completion.get()`)
   accept_completion = nil,
+  -- before 0.12 the plugin draws the ghost text itself; these insert-mode keys accept all of
+  -- it or its next word (each does what it did before when nothing is shown)
+  ghost_keys = { accept = '<Tab>', word = '<C-Right>' },
 }
 
 local new_api = vim.fn.has('nvim-0.11') == 1
@@ -446,10 +449,15 @@ end
 function M.enable_inline_completion(buf, id, opts)
   opts = opts or M.options
   local ic = vim.lsp.inline_completion
-  if not (opts.inline_completion and id and ic and ic.enable) then return false end
+  if not (opts.inline_completion and id) then return false end
   local c = vim.lsp.get_client_by_id(id)
   local caps = c and c.server_capabilities
   if not (caps and caps.inlineCompletionProvider) then return false end
+  if not (ic and ic.enable) then
+    -- Before 0.12: the plugin draws it (extmarks).
+    require('mira.ghost').enable(buf, id, opts.ghost_keys or {})
+    return true
+  end
   ic.enable(true, { bufnr = buf, client_id = id })
   if opts.accept_completion and ic.get then
     vim.keymap.set('i', opts.accept_completion, function()
@@ -461,9 +469,33 @@ function M.enable_inline_completion(buf, id, opts)
   return true
 end
 
+--- Neovim's omnifunc inserts a text edit only up to its first blank (`vim.lsp.omnifunc`
+--- takes the "word" of an item), so a suggestion from Mira's popup item would stop after
+--- one word. When one of Mira's items is chosen, the rest of it is inserted.
+local function complete_whole_suggestions()
+  vim.api.nvim_create_autocmd('CompleteDone', {
+    group = vim.api.nvim_create_augroup('mira_popup', { clear = true }),
+    callback = function()
+      local done = vim.v.completed_item
+      local ud = type(done) == 'table' and done.user_data
+      local lsp = type(ud) == 'table' and ud.nvim and ud.nvim.lsp
+      local item = lsp and lsp.completion_item
+      if not (item and item.detail == 'Mira' and item.textEdit and done.word) then return end
+      local full = item.textEdit.newText or ''
+      if #full <= #done.word or full:sub(1, #done.word) ~= done.word then return end
+      local rest = vim.split(full:sub(#done.word + 1), '\n', { plain = true })
+      local pos = vim.api.nvim_win_get_cursor(0)
+      local row, col = pos[1] - 1, pos[2]
+      vim.api.nvim_buf_set_text(0, row, col, row, col, rest)
+      local last = row + #rest - 1
+      vim.api.nvim_win_set_cursor(0, { last + 1, #rest == 1 and col + #rest[1] or #rest[#rest] })
+    end,
+  })
+end
+
 --- Wait for the client's `initialize` answer without blocking the editor, then enable.
 local function when_ready(buf, id, opts)
-  if not (opts.inline_completion and vim.lsp.inline_completion) then return end
+  if not opts.inline_completion then return end
   local tries = 0
   local function check()
     local c = vim.lsp.get_client_by_id(id)
@@ -505,6 +537,7 @@ function M.attach(buf, opts)
     M._ids[config.root_dir] = id
   end
   vim.lsp.buf_attach_client(buf, id)
+  if id then when_ready(buf, id, opts) end
   return id
 end
 
@@ -591,6 +624,7 @@ function M.setup(opts)
     callback = function() life.leaving = true end,
   })
   if opts.keymaps then keymaps() end
+  complete_whole_suggestions()
   -- Buffers already open when setup runs (e.g. `nvim file` with lazy loading).
   for _, buf in ipairs(vim.api.nvim_list_bufs()) do
     if vim.api.nvim_buf_is_loaded(buf) then
