@@ -81,8 +81,8 @@ fn ask_streams_shows_tools_and_cost_and_applies_edits_with_yes() {
     assert!(
         h.contains("you:  make answer return 42")
             && h.contains("mira: Fixed: answer() now returns 42.")
-            && h.contains("→ edit_file"),
-        "{h}"
+            && h.contains("→ edit src/lib.rs"),
+        "history shows the tool call as it was shown live: {h}"
     );
 
     let out = mira(dir.path(), None).args(["usage"]).output().unwrap();
@@ -130,5 +130,45 @@ fn ask_without_a_provider_explains_how_to_configure_one() {
     assert!(
         stderr.contains("no LLM provider is configured") && stderr.contains("OPENAI_API_KEY"),
         "{stderr}"
+    );
+}
+
+/// Issue 31: a question asked while the provider was down is kept in `mira history`, marked,
+/// and is not sent to the model again as if it still waited for its answer.
+#[test]
+fn a_question_that_got_no_answer_is_not_sent_again() {
+    let dir = sandbox();
+    let mock = MockLlm::start_in_background(Wire::Chat);
+    mock.push(mock_llm::Reply::status(400));
+    let down = mira(dir.path(), Some(&mock))
+        .args(["ask", "what does the unanswerable thing do?"])
+        .output()
+        .unwrap();
+    assert!(!down.status.success(), "a failed turn fails the command");
+    mock.push_turn(&Turn::text(&["Hello again."]));
+    let out = mira(dir.path(), Some(&mock))
+        .args(["ask", "second question"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let sent = mock.requests().last().unwrap().raw.clone();
+    assert!(sent.contains("second question"), "{sent}");
+    assert!(
+        !sent.contains("unanswerable"),
+        "the unanswered question went back to the model: {sent}"
+    );
+    let history = mira(dir.path(), None).arg("history").output().unwrap();
+    let text = String::from_utf8_lossy(&history.stdout);
+    assert!(
+        text.contains("you:  what does the unanswerable thing do?"),
+        "{text}"
+    );
+    assert!(
+        text.contains("(no answer; this question is not sent to the model again)"),
+        "{text}"
     );
 }

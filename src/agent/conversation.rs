@@ -364,14 +364,18 @@ pub fn summarised_through(conn: &Connection) -> rusqlite::Result<i64> {
 }
 
 /// Everything said since the last summary, oldest first, grouped by turn: finished turns,
-/// plus `current` (the caller's own running turn) when given.
+/// plus `current` (the caller's own running turn) when given. A finished turn that got no
+/// answer at all (the provider was down, it was cancelled before a word) stays in history
+/// but is not sent again: the model would take its question as still waiting for a reply.
 pub fn verbatim(conn: &Connection, current: Option<i64>) -> rusqlite::Result<Vec<StoredMessage>> {
     let after = summarised_through(conn)?;
     let mut stmt = conn.prepare_cached(
         "SELECT m.id, m.turn_id, m.kind, m.content, m.call_id, m.tool_name, m.is_error, m.partial,
                 m.provider, m.opaque_id, m.opaque, m.tokens
          FROM messages m JOIN turns t ON t.id = m.turn_id
-         WHERE m.id > ?1 AND (t.status != 'running' OR t.id = ?2)
+         WHERE m.id > ?1
+           AND (t.id = ?2 OR (t.status != 'running' AND EXISTS (
+                SELECT 1 FROM messages a WHERE a.turn_id = t.id AND a.kind = 'assistant')))
          ORDER BY m.turn_id, m.id",
     )?;
     let rows = stmt.query_map(params![after, current.unwrap_or(-1)], row_to_message)?;

@@ -265,7 +265,7 @@ pub(crate) fn print_history(store: &Store, limit: usize) -> i32 {
     };
     if turns.is_empty() {
         println!(
-            "No conversation yet. Start one with `mira ask \"…\"` or mira.ask in your editor."
+            "No conversation yet. Start one with `mira chat`, `mira ask \"…\"` or mira.ask in your editor."
         );
         return 0;
     }
@@ -285,14 +285,19 @@ pub(crate) fn print_history(store: &Store, limit: usize) -> i32 {
             match e.kind {
                 MessageKind::User => println!("you:  {}", e.text.trim()),
                 MessageKind::Assistant => println!("mira: {}", e.text.trim()),
-                MessageKind::ToolCall => {
-                    println!("      → {} {}", e.tool.as_deref().unwrap_or("tool"), e.text)
-                }
+                MessageKind::ToolCall => println!(
+                    "      → {}",
+                    e.summary.as_deref().or(e.tool.as_deref()).unwrap_or("tool")
+                ),
                 _ => {}
             }
         }
         if let Some(err) = &t.error {
             println!("      ({err})");
+        }
+        let answered = t.entries.iter().any(|e| e.kind == MessageKind::Assistant);
+        if !answered && t.status != mira::agent::TurnStatus::Running {
+            println!("      (no answer; this question is not sent to the model again)");
         }
         println!();
     }
@@ -313,7 +318,10 @@ pub(crate) fn print_usage(store: &Store, days: u32) -> i32 {
         Ok(r) => r,
         Err(e) => return fail((1, e.to_string())),
     };
-    println!("Usage over the last {days} days");
+    match days {
+        1 => println!("Usage over the last day"),
+        n => println!("Usage over the last {n} days"),
+    }
     if rows.is_empty() {
         println!("  no turns");
         return completion_usage(store, since);
