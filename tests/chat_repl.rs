@@ -305,7 +305,7 @@ fn every_slash_command_answers_and_mistakes_say_what_to_type() {
         "No open tasks.",
         "Reasoning effort high for the next questions.",
         "No conversation yet.",
-        "Usage over the last 1 days",
+        "Usage over the last day",
         "Now in project other (",
         "effort    high",
         "/switch    [path]",
@@ -384,4 +384,72 @@ fn a_provider_that_is_down_gets_a_message_and_the_session_goes_on() {
     assert!(out.status.success(), "{stderr}");
     assert!(stderr.contains("mira: "), "{stderr}");
     assert!(stdout.contains("Remembered #1"), "{stdout}\n{stderr}");
+}
+
+/// Issue 31: `mira chat` indexes the project it starts in, in the background (no wait for
+/// the prompt), its tools find the project's symbols, and the banner says what Mira has:
+/// provider, model, memories and the index; a second start uses the stored index.
+#[test]
+fn chat_knows_the_project_from_the_first_question() {
+    let dir = sandbox();
+    std::fs::write(
+        dir.path().join("project/lib.rs"),
+        "/// Adds it all up.\npub fn compute_total(items: &[u32]) -> u32 {\n    items.iter().sum()\n}\n",
+    )
+    .unwrap();
+    let mock = MockLlm::start_in_background(Wire::Chat);
+    mock.push(
+        Reply::turn(
+            Wire::Chat,
+            &Turn::text(&["Looking."]).call("c1", "find_symbol", r#"{"query":"compute_total"}"#),
+        )
+        .delayed(Duration::from_millis(800)),
+    );
+    mock.push_turn(&Turn::text(&["It is in lib.rs."]));
+    let screen = in_terminal(
+        dir.path(),
+        &mock,
+        &[],
+        json!([
+            expect(r"Mira · project project · openai-chat · gpt-4\.1 · 0 memories · index "),
+            expect("mira> "),
+            send("where is the total computed?\r"),
+            expect(r"It is in lib\.rs\."),
+            expect("mira> "),
+            send("/status\r"),
+            expect(r"index +\d+ files, \d+ symbols"),
+            expect("mira> "),
+            send("\u{4}"),
+            {"exit": 0}
+        ]),
+    );
+    let tool_result = &mock.requests()[1].raw;
+    assert!(
+        tool_result.contains("function compute_total — lib.rs:2"),
+        "find_symbol found the project's symbol: {tool_result}"
+    );
+    assert!(
+        screen.contains("(index"),
+        "the index's state was said: {screen}"
+    );
+    // A second start: the stored index answers at once, quietly.
+    mock.push_turn(&Turn::text(&["Still there."]));
+    let again = in_terminal(
+        dir.path(),
+        &mock,
+        &[],
+        json!([
+            expect(r"index \d+ files"),
+            expect("mira> "),
+            send("and now?\r"),
+            expect(r"Still there\."),
+            expect("mira> "),
+            send("\u{4}"),
+            {"exit": 0}
+        ]),
+    );
+    assert!(
+        !again.contains("so far"),
+        "a warm start says nothing about indexing: {again}"
+    );
 }

@@ -3,6 +3,7 @@
 use std::io::{IsTerminal, Write};
 use std::sync::Arc;
 
+use super::project_index::ProjectIndex;
 use futures::future::BoxFuture;
 use mira::agent::context::SectionReport;
 use mira::agent::conversation::{self, MessageKind};
@@ -186,6 +187,8 @@ pub fn ask(question: Vec<String>, yes: bool, effort: Option<String>, show_contex
     if let Err(e) = agent.provider() {
         return fail((2, e.to_string()));
     }
+    let index = ProjectIndex::start(&cx, project.id);
+    let agent = agent.with_index(index.handle.clone());
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -208,6 +211,9 @@ pub fn ask(question: Vec<String>, yes: bool, effort: Option<String>, show_contex
             Ok((_, sections)) => print_sections(&sections),
             Err(e) => return fail((1, e)),
         }
+    }
+    if let Some(note) = index.note() {
+        eprintln!("mira: {note}");
     }
     let outcome = runtime.block_on(async {
         let cancel = CancellationToken::new();

@@ -8,6 +8,7 @@ mod index;
 mod mcp;
 mod memory;
 pub mod pipe;
+mod project_index;
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;

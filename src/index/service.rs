@@ -44,6 +44,22 @@ pub struct IndexOptions {
     pub parse_budget: ParseBudget,
 }
 
+impl IndexOptions {
+    /// The options for `project` under the `[index]` configuration (every face indexes alike).
+    pub fn for_project(
+        project: &crate::project::Project,
+        cfg: &crate::config::IndexConfig,
+    ) -> IndexOptions {
+        IndexOptions {
+            root: project.root.clone(),
+            project_name: project.name.clone(),
+            crawl: CrawlOptions::from_config(cfg),
+            watch: cfg.watch,
+            parse_budget: ParseBudget::from_ms(cfg.parse_budget_ms),
+        }
+    }
+}
+
 /// What the cold index reports while it runs (the LSP layer turns it into `$/progress`).
 #[derive(Clone, Debug)]
 pub enum IndexProgress {

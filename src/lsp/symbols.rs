@@ -3,8 +3,7 @@
 
 use super::state::ServerState;
 use crate::documents::path_to_uri;
-use crate::index::crawl::{CrawlOptions, CrawlProgress};
-use crate::index::live::ParseBudget;
+use crate::index::crawl::CrawlProgress;
 use crate::index::{IndexHandle, IndexOptions, IndexProgress, OutlineNode, SymbolInfo};
 use std::sync::{Mutex, OnceLock};
 use tokio::sync::mpsc;
@@ -42,13 +41,7 @@ pub fn start_index(state: &ServerState) {
     let (progress_tx, progress_rx) = mpsc::unbounded_channel();
     let handle = crate::index::service::start(
         store.clone(),
-        IndexOptions {
-            root: session.project.root.clone(),
-            project_name: session.project.name.clone(),
-            crawl: CrawlOptions::from_config(&cfg),
-            watch: cfg.watch,
-            parse_budget: ParseBudget::from_ms(cfg.parse_budget_ms),
-        },
+        IndexOptions::for_project(&session.project, &cfg),
         doc_rx,
         progress_tx,
     );

@@ -352,6 +352,20 @@ pub struct ListFilter {
     pub limit: usize,
 }
 
+/// How many active memories are visible from `project` (its own and the global ones).
+pub fn count_active(
+    conn: &rusqlite::Connection,
+    project: Option<i64>,
+) -> Result<usize, MemoryError> {
+    let n: i64 = conn.query_row(
+        "SELECT COUNT(*) FROM memories
+          WHERE (project_id IS NULL OR project_id = ?1) AND status = 'active'",
+        params![project],
+        |r| r.get(0),
+    )?;
+    Ok(n as usize)
+}
+
 /// Memories visible from `filter.project`, newest first.
 pub fn list(conn: &rusqlite::Connection, filter: &ListFilter) -> Result<Vec<Memory>, MemoryError> {
     let sql = format!(

@@ -250,6 +250,17 @@ impl MemoryService {
         .await
     }
 
+    /// How many active memories a turn in `project` can draw on.
+    pub async fn count_active(&self, project: Option<ProjectRef>) -> Result<usize, MemoryError> {
+        self.blocking(move |s| {
+            s.read(|c| {
+                let project = project_id(c, project.as_ref())?;
+                Ok(memories::count_active(c, project))
+            })?
+        })
+        .await
+    }
+
     /// Memories relevant to `query`, best first.
     pub async fn recall(
         &self,

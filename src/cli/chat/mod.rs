@@ -13,6 +13,7 @@ use std::sync::Arc;
 use mira::surface::chat::project_info;
 
 use super::agent::{CliHost, build_agent, fail, open};
+use super::project_index::ProjectIndex;
 use line::{LineEditor, Read};
 use session::{Next, Session, Spent};
 
@@ -44,8 +45,10 @@ pub fn chat(args: ChatArgs) -> i32 {
         Ok(c) => c,
         Err(e) => return fail(e),
     };
+    let project = project_info(&cx.store, &cx.project);
+    let index = ProjectIndex::start(&cx, project.id);
     let mut agent = match build_agent(&cx) {
-        Ok(a) => a,
+        Ok(a) => a.with_index(index.handle.clone()),
         Err(e) => return fail(e),
     };
     if args.ask_only {
@@ -70,7 +73,8 @@ pub fn chat(args: ChatArgs) -> i32 {
         runtime,
         memory: agent.memory().clone(),
         agent: Arc::new(agent),
-        project: project_info(&cx.store, &cx.project),
+        project,
+        index,
         store: cx.store.clone(),
         host: CliHost::new(args.yes, terminal),
         effort,
@@ -95,10 +99,8 @@ fn repl(session: &mut Session, history: std::path::PathBuf) -> i32 {
         Ok(e) => e,
         Err(e) => return fail((1, e)),
     };
-    eprintln!(
-        "Mira · project {} · /help for commands, Ctrl+C cancels an answer, Ctrl+D leaves",
-        session.project.name
-    );
+    eprintln!("{}", session.banner());
+    eprintln!("/help for commands, Ctrl+C cancels an answer, Ctrl+D leaves");
     loop {
         match editor.read("mira> ") {
             Read::Line(line) => {

@@ -13,6 +13,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::slash::{self, Slash};
 use crate::cli::agent::{CliHost, print_history, print_usage};
+use crate::cli::project_index::ProjectIndex;
 
 /// What the loop does after a line.
 #[derive(PartialEq)]
@@ -27,6 +28,8 @@ pub struct Session {
     pub store: Store,
     pub memory: MemoryService,
     pub project: ProjectInfo,
+    /// The project's live index, built in the background.
+    pub index: ProjectIndex,
     pub host: CliHost,
     pub effort: Option<Effort>,
     pub ask_only: bool,
@@ -64,8 +67,31 @@ impl Session {
         }
     }
 
+    /// The first line a user sees: where Mira is, which model answers, what it knows.
+    pub fn banner(&self) -> String {
+        let provider = match self.agent.provider() {
+            Ok(c) => format!("{} · {}", c.settings().kind, c.settings().model),
+            Err(_) => "no model yet (/status says how to set one)".into(),
+        };
+        let memories = self
+            .runtime
+            .block_on(self.memory.count_active(Some(self.scope())))
+            .map_or_else(
+                |_| "memories unavailable".into(),
+                |n| format!("{n} memories"),
+            );
+        format!(
+            "Mira · project {} · {provider} · {memories} · index {}",
+            self.project.name,
+            self.index.summary()
+        )
+    }
+
     /// One turn on the global conversation, streamed; Ctrl+C cancels it, not the session.
     pub fn ask(&mut self, question: String) {
+        if let Some(note) = self.index.note() {
+            eprintln!("mira: {note}");
+        }
         let ask = Ask {
             turn: new_turn_id(),
             question,
@@ -233,16 +259,7 @@ impl Session {
             ""
         };
         println!("effort    {effort}{mode}");
-        let stats = self
-            .project
-            .id
-            .and_then(|id| self.store.read(|c| mira::index::offline::stats(c, id)).ok());
-        match stats {
-            Some(s) if s.files > 0 => {
-                println!("index     {} files, {} symbols", s.files, s.symbols)
-            }
-            _ => println!("index     empty (run `mira index`)"),
-        }
+        println!("index     {}", self.index.summary());
         self.print_spent();
     }
 
