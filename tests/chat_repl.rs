@@ -453,3 +453,57 @@ fn chat_knows_the_project_from_the_first_question() {
         "a warm start says nothing about indexing: {again}"
     );
 }
+
+/// Issue 31: Ctrl+C at an edit's confirmation refuses it and returns to the prompt at once
+/// (the next line typed is a question again, not an answer to a dead prompt); type-ahead is
+/// not echoed into a streaming answer; `/correct` supersedes what it contradicts.
+#[test]
+fn ctrl_c_at_a_confirmation_type_ahead_and_corrections() {
+    let dir = sandbox();
+    let mock = MockLlm::start_in_background(Wire::Chat);
+    let edit =
+        r#"{"path":"main.rs","old_string":"fn main() {}","new_string":"fn main() { todo!() }"}"#;
+    mock.push_turn(&Turn::text(&["Changing it."]).call("c1", "edit_file", edit));
+    mock.push(
+        Reply::turn(
+            Wire::Chat,
+            &Turn::text(&["Streaming: alpha", " beta", " gamma."]),
+        )
+        .gap(Duration::from_millis(700)),
+    );
+    let screen = in_terminal(
+        dir.path(),
+        &mock,
+        &[],
+        json!([
+            expect("mira> "),
+            send("Break main\r"),
+            expect(r"\[y/N\]"),
+            send("\u{3}"),
+            expect("not applied"),
+            expect("mira> "),
+            send("Stream something\r"),
+            expect("Streaming: alpha"),
+            send("zzz"),
+            expect(r"gamma\."),
+            expect("mira> "),
+            send("\u{15}/remember The linter is eslint.\r"),
+            expect(r"Remembered #1"),
+            expect("mira> "),
+            send("/correct The linter is biome, not eslint.\r"),
+            expect(r"supersedes #1"),
+            expect("mira> "),
+            send("\u{4}"),
+            {"exit": 0}
+        ]),
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("project/main.rs")).unwrap(),
+        "fn main() {}\n",
+        "the edit was refused"
+    );
+    assert!(
+        screen.contains("Streaming: alpha beta gamma."),
+        "type-ahead landed inside the answer: {screen}"
+    );
+}

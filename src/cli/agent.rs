@@ -101,18 +101,52 @@ impl CliHost {
     }
 }
 
+/// Asks a yes/no question on the terminal. Ctrl+C answers no at once (the turn is being
+/// cancelled): the read gives up without taking the user's next line from stdin.
 fn confirm(question: String) -> BoxFuture<'static, bool> {
     Box::pin(async move {
-        tokio::task::spawn_blocking(move || {
-            eprint!("{question} [y/N] ");
-            let _ = std::io::stderr().flush();
-            let mut line = String::new();
-            std::io::stdin().read_line(&mut line).is_ok()
-                && matches!(line.trim(), "y" | "Y" | "yes")
-        })
-        .await
-        .unwrap_or(false)
+        eprint!("{question} [y/N] ");
+        let _ = std::io::stderr().flush();
+        let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let reader = stop.clone();
+        // Restored (to the answer's echo-off) when this returns, before the turn goes on.
+        let _echo = super::terminal::Echo::on();
+        let read = tokio::task::spawn_blocking(move || read_line_unless(&reader));
+        tokio::select! {
+            line = read => line
+                .ok()
+                .flatten()
+                .is_some_and(|l| matches!(l.trim(), "y" | "Y" | "yes")),
+            _ = tokio::signal::ctrl_c() => {
+                stop.store(true, std::sync::atomic::Ordering::SeqCst);
+                eprintln!("\n  not applied");
+                false
+            }
+        }
     })
+}
+
+/// One line of stdin, or `None` once `stop` is set (polled, so nothing is read after).
+fn read_line_unless(stop: &std::sync::atomic::AtomicBool) -> Option<String> {
+    loop {
+        if stop.load(std::sync::atomic::Ordering::SeqCst) {
+            return None;
+        }
+        let mut fd = libc::pollfd {
+            fd: libc::STDIN_FILENO,
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        // SAFETY: poll(2) on one pollfd on the stack.
+        let ready = unsafe { libc::poll(&mut fd, 1, 100) };
+        if ready > 0 {
+            let mut line = String::new();
+            return std::io::stdin().read_line(&mut line).ok().map(|_| line);
+        }
+        if ready < 0 && std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
+            return None;
+        }
+    }
 }
 
 impl TurnHost for CliHost {

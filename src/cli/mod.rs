@@ -9,6 +9,7 @@ mod mcp;
 mod memory;
 pub mod pipe;
 mod project_index;
+mod terminal;
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;

@@ -101,6 +101,8 @@ impl Session {
             source: "chat",
         };
         let (agent, host) = (self.agent.clone(), &self.host);
+        // Type-ahead waits for the next prompt instead of landing inside the answer.
+        let echo = crate::cli::terminal::Echo::off();
         let outcome = self.runtime.block_on(async {
             let cancel = CancellationToken::new();
             let turn = agent.run(ask, host, &cancel);
@@ -118,6 +120,7 @@ impl Session {
                 }
             }
         });
+        drop(echo);
         self.report(&outcome);
     }
 
@@ -179,6 +182,19 @@ impl Session {
                     kind: MemoryKind::Fact,
                     project_scoped: false,
                     corrects: None,
+                    anchors: Vec::new(),
+                };
+                match self.runtime.block_on(memory.remember(req, scope)) {
+                    Ok(r) => println!("{}", r.describe()),
+                    Err(e) => eprintln!("mira: {e}"),
+                }
+            }
+            Slash::Correct { text, corrects } => {
+                let req = RememberRequest {
+                    text,
+                    kind: MemoryKind::Correction,
+                    project_scoped: false,
+                    corrects,
                     anchors: Vec::new(),
                 };
                 match self.runtime.block_on(memory.remember(req, scope)) {

@@ -11,6 +11,10 @@ pub const COMMANDS: &[(&str, &str)] = &[
         "project, provider, index and what this session cost",
     ),
     ("/remember", "<text> — remember a fact (global)"),
+    (
+        "/correct",
+        "[#id] <text> — a correction: it supersedes the memory it contradicts (or #id)",
+    ),
     ("/recall", "<query> — search memories"),
     ("/forget", "<id> — forget a memory (kept, restorable)"),
     ("/goals", "active goals"),
@@ -39,6 +43,11 @@ pub const COMMANDS: &[(&str, &str)] = &[
 pub enum Slash {
     Status,
     Remember(String),
+    /// A correction, of the memory `#id` when given, else of the one it contradicts.
+    Correct {
+        text: String,
+        corrects: Option<i64>,
+    },
     Recall(String),
     Forget(i64),
     Goals,
@@ -71,6 +80,24 @@ pub fn parse(line: &str) -> Result<Slash, String> {
         "/status" => Slash::Status,
         "/remember" => Slash::Remember(need("the text to remember")?),
         "/recall" => Slash::Recall(need("a query")?),
+        "/correct" => {
+            let text = need("what is true instead")?;
+            match text
+                .strip_prefix('#')
+                .and_then(|t| t.split_once(char::is_whitespace))
+            {
+                Some((id, body)) if !body.trim().is_empty() => Slash::Correct {
+                    text: body.trim().to_string(),
+                    corrects: Some(id.parse().map_err(|_| {
+                        format!("/correct #id takes a memory id such as #12, not `#{id}`")
+                    })?),
+                },
+                _ => Slash::Correct {
+                    text,
+                    corrects: None,
+                },
+            }
+        }
         "/forget" => {
             let id = need("a memory id")?;
             let id = id.trim_start_matches('#');
@@ -103,6 +130,7 @@ pub fn parse(line: &str) -> Result<Slash, String> {
 fn example(name: &str) -> &'static str {
     match name {
         "/remember" => "we deploy with ArgoCD",
+        "/correct" => "we deploy with Flux, not ArgoCD",
         "/recall" => "deploy",
         "/forget" => "12",
         _ => "high",
@@ -139,6 +167,25 @@ mod tests {
             Ok(Slash::Remember("we use tabs".into()))
         );
         assert_eq!(parse("/forget #12"), Ok(Slash::Forget(12)));
+        assert_eq!(
+            parse("/correct we use spaces"),
+            Ok(Slash::Correct {
+                text: "we use spaces".into(),
+                corrects: None
+            })
+        );
+        assert_eq!(
+            parse("/correct #4 we use spaces"),
+            Ok(Slash::Correct {
+                text: "we use spaces".into(),
+                corrects: Some(4)
+            })
+        );
+        assert!(
+            parse("/correct #x spaces")
+                .unwrap_err()
+                .contains("memory id")
+        );
         assert_eq!(parse("/history"), Ok(Slash::History(5)));
         assert_eq!(parse("/effort high"), Ok(Slash::Effort(Some(Effort::High))));
         assert_eq!(parse("/effort auto"), Ok(Slash::Effort(None)));
@@ -151,5 +198,6 @@ mod tests {
         assert!(parse("/effort max").unwrap_err().contains("or auto"));
         assert!(parse("/frobnicate").unwrap_err().contains("/help"));
         assert_eq!(complete("/re"), ["/remember", "/recall"]);
+        assert_eq!(complete("/co"), ["/correct"]);
     }
 }
