@@ -145,7 +145,7 @@ async fn actions_are_offered_where_they_apply_and_nowhere_else() {
         json!({"uri": main, "position": {"line": 3, "character": 23}})
     );
     assert!(at_call[0]["data"].is_object());
-    assert_eq!(at_call[0]["kind"], "");
+    assert_eq!(at_call[0]["kind"], "quickfix.mira", "under Quick Fix, where users look");
 
     // Blank line, nothing selected: nothing.
     let blank = server

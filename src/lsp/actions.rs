@@ -50,12 +50,17 @@ pub enum ActionData {
     },
 }
 
+/// Ask, explain, remember and the proposal actions: under VS Code's "Quick Fix" header, at
+/// the top of Ctrl+. where users look (an empty kind lands under "More Actions…" at the
+/// bottom); a sub-kind of its own so a key can be bound to Mira's actions alone.
+pub const MIRA_KIND: &str = "quickfix.mira";
+
 impl ActionData {
     fn kind(&self) -> CodeActionKind {
         match self {
             ActionData::Fix { .. } => CodeActionKind::QUICKFIX,
             ActionData::Edit { .. } => CodeActionKind::REFACTOR_REWRITE,
-            _ => CodeActionKind::EMPTY,
+            _ => CodeActionKind::from(MIRA_KIND),
         }
     }
 

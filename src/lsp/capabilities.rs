@@ -50,8 +50,8 @@ fn code_actions(client: &ClientFeatures) -> CodeActionProviderCapability {
     }
     CodeActionProviderCapability::Options(CodeActionOptions {
         code_action_kinds: Some(vec![
-            CodeActionKind::EMPTY,
             CodeActionKind::QUICKFIX,
+            CodeActionKind::from(super::actions::MIRA_KIND),
             CodeActionKind::REFACTOR_REWRITE,
         ]),
         work_done_progress_options: Default::default(),

@@ -341,9 +341,10 @@ impl Writer {
                     p.finish_with_message(o.status.as_str().to_string()).await;
                 }
                 // A client with Mira's notifications shows the turn itself (VS Code's chat
-                // view, the Neovim plugin); it hears of a failure, never of the answer twice.
+                // view, the Neovim plugin); it hears of a failure, never of an answer or a
+                // cancel it already shows.
                 let completed = o.status == TurnStatus::Completed;
-                if !completed || !self.notifications() {
+                if o.status == TurnStatus::Failed || !self.notifications() {
                     let typ = if completed {
                         MessageType::INFO
                     } else {
