@@ -296,6 +296,9 @@ export class MiraClient implements vscode.Disposable {
       } catch (e) {
         this.log(`Mira: stopping the server: ${e}`);
       } finally {
+        // A transcript the server just streamed into is saved now, not left dirty (a reload
+        // would restore it as a dirty tab).
+        await this.transcripts.flush().catch(() => {});
         this.stopping = undefined;
       }
     })();
