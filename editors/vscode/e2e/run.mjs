@@ -339,6 +339,23 @@ try {
   await until('the last stop logged', async () => (serverLog().match(/language server stopped clean=/g) ?? []).length >= STARTS, 10_000, 200);
   const unclean = (serverLog().match(/language server stopped clean=false/g) ?? []).length;
   if (unclean) fail(`${unclean} of the servers stopped without shutdown/exit ("language server stopped clean=false" in ${path.join(miraHome, 'logs')})`);
+  // Nor did any stop make Mira fail a request or write to a closed channel (the extension
+  // hosts' logs: "[mira.mira] provider FAILED", "Channel has been closed" from Mira's code).
+  const hostLogs = [];
+  const walkLogs = (d) => { for (const f of fs.readdirSync(d, { withFileTypes: true })) f.isDirectory() ? walkLogs(path.join(d, f.name)) : /exthost\.log$/i.test(f.name) && hostLogs.push(path.join(d, f.name)); };
+  walkLogs(path.join(userData, 'logs'));
+  const miraErrors = hostLogs
+    .flatMap((f) => fs.readFileSync(f, 'utf8').split(/\n(?=\d{4}-\d\d-\d\d )/))
+    .filter((entry) => /\[error\]/.test(entry) && /\[mira\.mira\]|extensions\/mira\.mira-/.test(entry));
+  if (miraErrors.length) fail(`Mira's errors in the extension host logs while starting and stopping:\n${miraErrors.slice(0, 3).join('\n').slice(0, 3000)}`);
+  console.log(`e2e: ${hostLogs.length} extension host logs, no error from Mira`);
+  // How the races went: the chat view says when its history came while a turn ran.
+  const joins = [];
+  const walkChannels = (d) => { for (const f of fs.readdirSync(d, { withFileTypes: true })) f.isDirectory() ? walkChannels(path.join(d, f.name)) : f.name === 'Mira.log' && joins.push(...fs.readFileSync(path.join(d, f.name), 'utf8').split('\n').filter((l) => l.includes('chat: history loaded with'))); };
+  walkChannels(path.join(userData, 'logs'));
+  const during = joins.filter((l) => !/; 0 live event/.test(l)).length;
+  const midTurn = joins.filter((l) => !/with 0 running/.test(l)).length;
+  console.log(`e2e: the chat view loaded its history with the turn still running ${midTurn} time(s), with live events arriving during the request ${during} time(s)`);
   done();
 
   done = step('a tool call reads the same from history as it did live');
@@ -446,7 +463,12 @@ try {
   const shownOutput = async () => (await outputLines.innerText()).replace(/\u00a0/g, ' ');
   await until('server log lines in the Mira output channel', async () => /\[server \d{4}-\d\d-\d\dT[^\]]*\] (mira|tower_lsp)/.test(await shownOutput()), 15_000, 200)
     .catch(async (e) => fail(`${e.message}; the panel shows: ${(await outputLines.innerText().catch(() => '')).slice(-500)}`));
-  await outputLines.click(); // the output channel is now the active editor
+  // Click into the channel's text: the output channel is now the active editor.
+  const focusOutput = async () => {
+    const box = await outputLines.boundingBox();
+    await page.mouse.click(box.x + Math.min(300, box.width / 2), box.y + Math.min(40, box.height / 2));
+  };
+  await focusOutput();
   await new Promise((r) => setTimeout(r, 500));
   const label = await frame.locator('#context-label').innerText();
   if (!/^with lib\.rs:\d+/.test(label)) fail(`with the Mira output focused, the chat's context reads "${label}"`);
@@ -465,7 +487,7 @@ try {
   await until('the palette question answered', async () => (await frame.locator('.turn.status-completed .question', { hasText: 'palette context check' }).count()) > 0, 30_000, 100);
   noOutput('palette context check');
   // …and from the chat, with its context box ticked.
-  await outputLines.click();
+  await focusOutput();
   await frame.locator('#question').fill('Where am I? (chat context check)');
   await frame.locator('#send').click();
   await until('the chat question answered', async () => (await frame.locator('.turn.status-completed .question', { hasText: 'chat context check' }).count()) > 0, 30_000, 100);

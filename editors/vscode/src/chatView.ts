@@ -62,7 +62,11 @@ export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
     void this.view?.webview.postMessage(m);
   }
 
+  /** Live events so far (to tell how many arrived while a history request was in flight). */
+  private heard = 0;
+
   private onEvent(e: ServerEvent) {
+    this.heard++;
     const id = this.conversation.onEvent(e);
     if (e.method === 'mira/turnStarted') this.reveal();
     if (!this.ready) return;
@@ -78,9 +82,14 @@ export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
   /** A fresh load (the page then shows exactly the joined conversation), or an older page. */
   private async loadHistory(before?: string) {
     const load = before ? this.loads : ++this.loads;
+    const heard = this.heard;
     try {
       const turns = await this.mira.request<HistoryTurn[]>('mira/history', before ? { limit: PAGE, before } : { limit: PAGE });
       if (load !== this.loads || !this.ready) return;
+      const running = turns.filter((t) => t.status === 'running').length;
+      if (!before && (running || this.heard > heard)) {
+        this.mira.log(`chat: history loaded with ${running} running turn(s); ${this.heard - heard} live event(s) came during the request`);
+      }
       this.conversation.addHistory(turns, PAGE);
       if (before) this.post({ type: 'older', turns: this.conversation.older(turns), moreBefore: this.conversation.moreBefore });
       else this.post({ type: 'reset', turns: this.conversation.view(turns, PAGE), moreBefore: this.conversation.moreBefore });

@@ -212,6 +212,15 @@ export class MiraClient implements vscode.Disposable {
         closed: () => this.onClosed(),
       },
       middleware: {
+        // Requests VS Code makes while the client stops (a reload, a restart) get no answer
+        // instead of failing ("Client is not running", "Starting server failed").
+        provideCodeActions: (d, r, c, t, next) => this.whileRunning(() => next(d, r, c, t)),
+        resolveCodeAction: (item, t, next) => this.whileRunning(() => next(item, t), item),
+        provideHover: (d, p, t, next) => this.whileRunning(() => next(d, p, t)),
+        provideDefinition: (d, p, t, next) => this.whileRunning(() => next(d, p, t)),
+        provideDocumentSymbols: (d, t, next) => this.whileRunning(() => next(d, t)),
+        provideWorkspaceSymbols: (q, t, next) => this.whileRunning(() => next(q, t)),
+        provideInlineCompletionItems: (d, p, c, t, next) => this.whileRunning(() => next(d, p, c, t)),
         executeCommand: (command, args, next) => this.execute(command, args, next),
         workspace: {
           handleApplyEdit: async (params, next) => {
@@ -260,6 +269,20 @@ export class MiraClient implements vscode.Disposable {
 
   private openingTranscript = false;
 
+  /** Runs a request of VS Code's unless the client is stopping; one caught by a stop answers
+   * `fallback` (nothing) rather than an error. */
+  private async whileRunning<T, F = undefined>(request: () => vscode.ProviderResult<T>, fallback?: F): Promise<T | F | undefined> {
+    const client = this.client;
+    const stopped = () => this.disposed || !!this.stopping || this.client !== client || client?.state !== State.Running;
+    if (stopped()) return fallback;
+    try {
+      return (await request()) ?? undefined;
+    } catch (e) {
+      if (stopped()) return fallback;
+      throw e;
+    }
+  }
+
   private onClosed() {
     if (this.disposed || this.stopping) return { action: CloseAction.DoNotRestart, handled: true };
     const now = Date.now();
@@ -287,7 +310,8 @@ export class MiraClient implements vscode.Disposable {
     const c = this.client;
     this.client = undefined;
     if (!c) return Promise.resolve();
-    this.ready.fire(false);
+    // While the extension host shuts down, nothing else may run (setContext would be cancelled).
+    if (!this.disposed) this.ready.fire(false);
     this.stopping = (async () => {
       try {
         // A client still starting is stopped once it runs (stopping it before throws).
@@ -349,9 +373,14 @@ export class MiraClient implements vscode.Disposable {
 
   readonly memoriesChanged = new vscode.EventEmitter<void>();
 
-  dispose(): void {
-    void this.stop();
+  /** The extension is being deactivated: stop quietly (no events, no restarts). */
+  disposing(): void {
     this.disposed = true;
+  }
+
+  dispose(): void {
+    this.disposed = true;
+    void this.stop();
     this.events.dispose();
     this.ready.dispose();
     this.turns.dispose();

@@ -45,7 +45,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<MiraCl
     item,
     mira.onReady((up) => {
       // The server's commands exist only while it runs (the language client registers them).
-      void vscode.commands.executeCommand('setContext', 'mira.serverRunning', up);
+      vscode.commands.executeCommand('setContext', 'mira.serverRunning', up).then(undefined, () => {});
       phase = up ? 'ready' : 'stopped';
       if (!up) answering.clear();
       show();
@@ -91,6 +91,7 @@ export async function deactivate(): Promise<void> {
   const r = running;
   running = undefined;
   if (!r) return;
+  r.mira.disposing();
   try {
     await r.mira.stop();
   } finally {
