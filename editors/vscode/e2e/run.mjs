@@ -165,9 +165,14 @@ try {
     const secret = /secret word\? \(start (\d+)\)/.exec(questionOf(body));
     if (secret) {
       const n = Number(secret[1]);
-      const pace = { delayMs: [0, 200, 600, 1200, 50][n % 5], gapMs: [8, 30][n % 2] };
-      if (last.role === 'tool') return { ...pace, text: ['The word ', 'is ', 'PERI', 'WINK', 'LE.', ' It is ', 'written ', 'in ', 'notes.txt', '.'] };
-      return { ...pace, text: ['Let me ', 'look.'], calls: [[`call_notes_${n}`, 'read_file', JSON.stringify({ path: 'notes.txt' })]] };
+      // Many small deltas close together, so some land while the view's history request is in
+      // flight; the first token comes sooner or later than the view opens.
+      // The view opens about half a second to a second after the turn starts.
+      const pace = { gapMs: [2, 5][(n / 2) % 2] };
+      const words = 'The word is PERIWINKLE. It is written in notes.txt, on its first and only line, which Mira read just now.';
+      if (last.role === 'tool') return { ...pace, text: words.match(/.{1,2}/gs) };
+      const first = 'Let me look. The word you want is kept in a file of this project, so I will read it first.';
+      return { ...pace, delayMs: [0, 200, 400, 600, 800][(n / 2) % 5], text: first.match(/.{1,2}/gs), calls: [[`call_notes_${n}`, 'read_file', JSON.stringify({ path: 'notes.txt' })]] };
     }
     if (last.role === 'tool') return { text: ['Done: `add` now wraps on overflow.'] };
     if (last.text.includes('take your time')) return { text: Array.from({ length: 40 }, (_, i) => `part ${i}. `) };
@@ -306,7 +311,15 @@ try {
     await page.keyboard.type(question);
     await page.keyboard.press('Enter');
     turnsAsked++;
-    const chat = await liveChatFrame();
+    let chat = await liveChatFrame();
+    if (i % 6 === 4) {
+      // The view's page is made again while the turn runs (and maybe while its first history
+      // request is in flight): the new page loads the history again.
+      const first = chat;
+      await palette('Developer: Reload Webviews', 'Reload Webviews');
+      await until('the chat page made again', async () => first.isDetached(), 10_000, 50);
+      chat = await liveChatFrame();
+    }
     // Watch the turn as it renders: no moment may show an entry twice.
     await chat.evaluate((q) => {
       const w = window;
