@@ -1,5 +1,12 @@
 // End to end in a real VS Code: code-server 4.99.4 + Debian Chromium, driven by playwright-core.
-// Installs the packaged .vsix, opens a small project, types in lib.rs and accepts Mira's ghost
+// Installs the packaged .vsix with `mira.path` only in User settings, reloads the window 20 times
+// (every start must find the server, every stop must be clean, no Mira error in the extension
+// host logs) and on every other start asks a question whose turn calls a tool, from the palette,
+// so the chat view opens for the first time mid-turn (its history loading while the answer
+// streams): the turn must show once, with one chip, at every moment, and read the same from
+// history afterwards. Then shows the server log in the Mira channel and, with that channel
+// focused, checks the model still gets lib.rs as context (never the output). It also
+// types in lib.rs of its small project and accepts Mira's ghost
 // text (inline completion through the chat mock) with Tab, runs "Ask Mira about `add`" from the
 // lightbulb and watches the answer stream into the chat view (a loopback mock provider speaking
 // Chat Completions SSE), accepts a model edit in the refactor preview and checks the file,
@@ -8,7 +15,8 @@
 // Every missing piece is a failure with the fix in the message: this test never skips.
 //
 // Env: MIRA_BIN (default: target/debug/mira of the repo), MIRA_CODE_SERVER_DIR (default
-// ~/.cache/mira/code-server), MIRA_VSIX (default editors/vscode/mira.vsix), CHROMIUM.
+// ~/.cache/mira/code-server), MIRA_VSIX (default editors/vscode/mira.vsix), CHROMIUM,
+// MIRA_E2E_STARTS (default 20; fewer only to try the later steps faster by hand).
 import { spawn, execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -604,9 +612,12 @@ try {
   const memoriesHeader = page.locator('.pane-header', { hasText: 'Memories' }).first();
   await memoriesHeader.waitFor({ state: 'visible', timeout: 15_000 });
   if ((await memoriesHeader.getAttribute('aria-expanded')) === 'false') await memoriesHeader.click();
-  for (const label of ['Ship calc 1.0', 'Write the changelog', 'Tasks', 'Rotate the staging keys']) {
+  for (const label of ['Ship calc 1.0', 'Write the changelog', 'Tasks', 'Rotate the staging keys', MEMORY]) {
     await page.locator('.monaco-list-row', { hasText: label }).first().waitFor({ state: 'visible', timeout: 15_000 })
       .catch(() => fail(`"${label}" is not in the memories view`));
+    // After 20 starts and the refreshes of every turn, each is listed once.
+    const rows = await page.locator('.monaco-list-row', { hasText: label }).count();
+    if (rows !== 1 && label !== 'Tasks') fail(`"${label}" is listed ${rows} times in the memories view`);
   }
   done();
 
