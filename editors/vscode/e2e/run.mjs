@@ -183,8 +183,8 @@ try {
       return { ...pace, delayMs: [0, 200, 400, 600, 800][(n / 2) % 5], text: first.match(/.{1,2}/gs), calls: [[`call_notes_${n}`, 'read_file', JSON.stringify({ path: 'notes.txt' })]] };
     }
     if (last.role === 'tool') return { text: ['Done: `add` now wraps on overflow.'] };
-    if (last.text.includes('take your time')) return { text: Array.from({ length: 40 }, (_, i) => `part ${i}. `) };
-    if (last.text.includes('wrap on overflow')) {
+    if (questionOf(body).includes('take your time')) return { text: Array.from({ length: 40 }, (_, i) => `part ${i}. `) };
+    if (last.role === 'user' && questionOf(body).includes('wrap on overflow')) {
       return { calls: [['call_edit_1', 'edit_file', JSON.stringify({ path: 'src/lib.rs', old_string: '    a + b\n', new_string: '    a.wrapping_add(b)\n' })]] };
     }
     return { text: ANSWER };

@@ -243,7 +243,12 @@ export class MiraClient implements vscode.Disposable {
     const client = new LanguageClient('mira', 'Mira', serverOptions, clientOptions);
     client.registerFeature(new PreviewSwitch(cfg.get<boolean>('edits.preview') !== false));
     for (const method of NOTIFICATIONS) {
-      client.onNotification(method, (params: any) => this.events.fire({ method, params } as ServerEvent));
+      client.onNotification(method, (params: any) => {
+        // The transcript's last edit of a turn is applied before the turn's end is announced:
+        // save it now rather than later (a reload in between would restore it dirty).
+        if (method === 'mira/turnFinished') void this.transcripts.flush().catch(() => {});
+        this.events.fire({ method, params } as ServerEvent);
+      });
     }
     // The language client's own showMessage handler, less the toast that points to
     // conversation.md for an answer the chat view already shows (replaces the default one).
