@@ -26,7 +26,8 @@ export function frames({ text = [], calls = [], usage = { prompt: 1800, cached: 
 
 /**
  * Starts the server on 127.0.0.1 (a free port). `script(body)` returns the answer for a request
- * body: {text?: string[], calls?: [id, name, argsJson][]}. Resolves to {url, requests, close}.
+ * body: {text?: string[], calls?: [id, name, argsJson][], delayMs?, gapMs?} (delayMs: before the
+ * first frame; gapMs: between frames, else the server's). Resolves to {url, requests, close}.
  */
 export function startMockProvider(script, { gapMs = 60 } = {}) {
   const requests = [];
@@ -55,11 +56,13 @@ export function startMockProvider(script, { gapMs = 60 } = {}) {
       const answer = script(body);
       res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
       res.on('error', () => {});
+      // An answer may wait before its first frame (time to first token) and set its own pace.
+      if (answer.delayMs) await new Promise((r) => setTimeout(r, answer.delayMs));
       for (const f of frames(answer)) {
         // The client hung up (a cancelled turn): stop, as a real provider does.
         if (res.destroyed || res.writableEnded) return;
         res.write(f);
-        await new Promise((r) => setTimeout(r, gapMs));
+        await new Promise((r) => setTimeout(r, answer.gapMs ?? gapMs));
       }
       res.end();
     });

@@ -5,7 +5,7 @@ import * as vscode from 'vscode';
 import { MiraClient, editorSpot } from './client';
 import { chatHtml, newNonce } from './page';
 import type { FromPage, ToPage } from './webview/protocol';
-import type { HistoryTurn, ServerEvent } from './webview/state';
+import { Conversation, HistoryTurn, ServerEvent } from './webview/state';
 
 const PAGE = 20;
 
@@ -13,8 +13,11 @@ export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
   static readonly id = 'mira.chat';
   private view: vscode.WebviewView | undefined;
   private ready = false;
-  /** Events that arrive while the page loads or its history is in flight. */
-  private queue: ServerEvent[] | undefined;
+  /** History and live events joined by turn id; it records live turns from activation on,
+   * whether or not the view exists, so the page only ever gets whole turns to show. */
+  readonly conversation = new Conversation();
+  /** Only the newest fresh load of the history may reset the page. */
+  private loads = 0;
   private readonly subs: vscode.Disposable[] = [];
 
   constructor(
@@ -59,32 +62,45 @@ export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
     void this.view?.webview.postMessage(m);
   }
 
+  /** Live events so far (to tell how many arrived while a history request was in flight). */
+  private heard = 0;
+
   private onEvent(e: ServerEvent) {
+    this.heard++;
+    const id = this.conversation.onEvent(e);
     if (e.method === 'mira/turnStarted') this.reveal();
     if (!this.ready) return;
-    if (this.queue) this.queue.push(e);
-    else this.post({ type: 'event', event: e });
+    // A turn heard of mid-way (notifications turned on during it) has no complete live record:
+    // its tool calls and its end come from the store, which holds a call before it is announced.
+    if ((e.method === 'mira/toolCall' || e.method === 'mira/turnFinished') && !this.conversation.sawStart(id) && this.mira.running) {
+      return void this.loadHistory();
+    }
+    const turn = this.conversation.turn(id);
+    if (turn) this.post({ type: 'turn', turn });
   }
 
+  /** A fresh load (the page then shows exactly the joined conversation), or an older page. */
   private async loadHistory(before?: string) {
-    if (!before) this.queue = [];
+    const load = before ? this.loads : ++this.loads;
+    const heard = this.heard;
     try {
       const turns = await this.mira.request<HistoryTurn[]>('mira/history', before ? { limit: PAGE, before } : { limit: PAGE });
-      this.post({ type: 'history', turns, asked: PAGE, reset: !before });
+      if (load !== this.loads || !this.ready) return;
+      const running = turns.filter((t) => t.status === 'running').length;
+      if (!before && (running || this.heard > heard)) {
+        this.mira.log(`chat: history loaded with ${running} running turn(s); ${this.heard - heard} live event(s) came during the request`);
+      }
+      this.conversation.addHistory(turns, PAGE);
+      if (before) this.post({ type: 'older', turns: this.conversation.older(turns), moreBefore: this.conversation.moreBefore });
+      else this.post({ type: 'reset', turns: this.conversation.view(turns, PAGE), moreBefore: this.conversation.moreBefore });
     } catch (e) {
       this.post({ type: 'error', message: `Mira could not load the conversation: ${(e as Error).message ?? e}` });
-    } finally {
-      if (!before) {
-        const q = this.queue ?? [];
-        this.queue = undefined;
-        for (const event of q) this.post({ type: 'event', event });
-      }
     }
   }
 
   private sendContext() {
     if (!this.ready) return;
-    const ed = vscode.window.activeTextEditor ?? this.mira.lastEditor;
+    const ed = this.mira.userEditor();
     if (!ed) return this.post({ type: 'context', label: '' });
     const name = path.basename(ed.document.uri.fsPath);
     const s = ed.selection;
@@ -102,7 +118,7 @@ export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
       case 'loadOlder':
         return this.loadHistory(m.before);
       case 'ask': {
-        const spot = m.withContext ? editorSpot(vscode.window.activeTextEditor ?? this.mira.lastEditor) : undefined;
+        const spot = m.withContext ? editorSpot(this.mira.userEditor()) : undefined;
         const empty = spot && spot.selection.start.line === spot.selection.end.line && spot.selection.start.character === spot.selection.end.character;
         const args = spot
           ? { question: m.question, uri: spot.uri, position: spot.selection.start, ...(empty ? {} : { range: spot.selection }) }
@@ -126,7 +142,7 @@ export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
         void vscode.window.setStatusBarMessage('Mira: copied', 2000);
         return;
       case 'insert': {
-        const ed = vscode.window.activeTextEditor ?? this.mira.lastEditor;
+        const ed = this.mira.userEditor();
         if (!ed) {
           void vscode.window.showWarningMessage('Mira: open an editor to insert the code into.');
           return;

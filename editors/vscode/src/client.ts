@@ -3,6 +3,9 @@
 import * as vscode from 'vscode';
 import {
   CancellationToken,
+  ShowMessageNotification,
+  ShowMessageParams,
+  MessageType,
   CloseAction,
   DidChangeConfigurationNotification,
   ErrorAction,
@@ -23,15 +26,45 @@ const NOTIFICATIONS = ['mira/turnStarted', 'mira/delta', 'mira/toolCall', 'mira/
 /** Crashes tolerated within RESTART_WINDOW_MS before Mira gives up and says so. */
 const MAX_RESTARTS = 4;
 const RESTART_WINDOW_MS = 3 * 60_000;
+/** How long the first start waits for `mira.path` when it is not there yet: settings can reach
+ * the extension host after activation (user settings of a remote window, profiles, sync). */
+const SETTINGS_GRACE_MS = 4_000;
+
+/**
+ * Whether a `window/showMessage` only says what the chat view already shows: the server's
+ * "Mira answered (… tokens in, … out) — see conversation.md" after a completed turn (sent for
+ * clients without a chat, like Helix). Failures and every other message still show.
+ */
+export function shownInChat(m: ShowMessageParams, chatOn: boolean): boolean {
+  return chatOn && m.type === MessageType.Info && /^Mira answered \(.*\) — see conversation\.md$/.test(m.message);
+}
 
 export function miraSettings() {
   const c = vscode.workspace.getConfiguration('mira');
   return editorConfig((k) => c.get(k));
 }
 
-/** The active editor's spot in LSP terms, with diagnostics overlapping the selection. */
+/** The documents that are the user's code: files and unsaved new files. Output channels,
+ * settings, webviews, diff and preview documents, the git and search views are not. */
+export const USER_SCHEMES = new Set(['file', 'untitled']);
+
+/** Whether the active tab is a diff (its editors show files, but it is no place to ask from). */
+function activeTabIsDiff(): boolean {
+  const input = (vscode.window as any).tabGroups?.activeTabGroup?.activeTab?.input;
+  const Diff = (vscode as any).TabInputTextDiff;
+  return !!input && !!Diff && input instanceof Diff;
+}
+
+/** Whether an editor shows the user's code (so it may be Mira's context). */
+export function isUserCode(editor: vscode.TextEditor | undefined, active = false): editor is vscode.TextEditor {
+  if (!editor || !USER_SCHEMES.has(editor.document.uri.scheme) || (editor.document as any).isClosed) return false;
+  return !(active && activeTabIsDiff());
+}
+
+/** The active editor's spot in LSP terms, with diagnostics overlapping the selection; only
+ * for the user's code (anything else is no context). */
 export function editorSpot(editor: vscode.TextEditor | undefined) {
-  if (!editor) return undefined;
+  if (!isUserCode(editor)) return undefined;
   const sel = editor.selection;
   const diagnostics = vscode.languages
     .getDiagnostics(editor.document.uri)
@@ -67,6 +100,19 @@ export class PreviewSwitch implements StaticFeature {
   clear(): void {}
 }
 
+type LogLevel = 'trace' | 'debug' | 'info' | 'warn' | 'error';
+
+/** `2026-11-25T19:05:00.120456Z  INFO mira::lsp: message` (tracing's format) → level and text
+ * (`[server 2026-11-25T19:05:00.120456Z] mira::lsp: message`); other lines (a multi-line
+ * message's continuation) at info, as they are. */
+export function parseServerLine(line: string): { level: LogLevel; text: string } | undefined {
+  if (!line.trim()) return undefined;
+  const m = /^(\d{4}-\d\d-\d\dT\S+)\s+(TRACE|DEBUG|INFO|WARN|ERROR)\s+(.*)$/.exec(line);
+  if (!m) return { level: 'info', text: line };
+  const level = m[2] === 'WARN' ? 'warn' : (m[2].toLowerCase() as LogLevel);
+  return { level, text: `[server ${m[1]}] ${m[3]}` };
+}
+
 export class MiraClient implements vscode.Disposable {
   client: LanguageClient | undefined;
   private readonly events = new vscode.EventEmitter<ServerEvent>();
@@ -79,7 +125,9 @@ export class MiraClient implements vscode.Disposable {
   readonly onTurnCommand = this.turns.event;
   private crashes: number[] = [];
   private readonly transcripts = new TranscriptSaver();
-  lastEditor: vscode.TextEditor | undefined = vscode.window.activeTextEditor;
+  /** The last editor of the user's code that had focus: the context while the chat, the
+   * output panel, a settings editor or a diff has it. */
+  lastEditor: vscode.TextEditor | undefined = isUserCode(vscode.window.activeTextEditor, true) ? vscode.window.activeTextEditor : undefined;
 
   constructor(
     private readonly context: vscode.ExtensionContext,
@@ -87,20 +135,59 @@ export class MiraClient implements vscode.Disposable {
   ) {
     context.subscriptions.push(
       vscode.window.onDidChangeActiveTextEditor((e) => {
-        if (e && e.document.uri.scheme !== 'output') this.lastEditor = e;
+        if (isUserCode(e, true)) this.lastEditor = e;
       }),
     );
+  }
+
+  /** Where the user is in their code: the active editor when it shows their code, else the
+   * last one that did (never an output channel, settings, a webview or a diff). */
+  userEditor(): vscode.TextEditor | undefined {
+    const active = vscode.window.activeTextEditor;
+    if (isUserCode(active, true)) return active;
+    return isUserCode(this.lastEditor) ? this.lastEditor : undefined;
   }
 
   get running(): boolean {
     return this.client?.state === State.Running;
   }
 
+  private disposed = false;
+  private started = false;
+  private stopping: Promise<void> | undefined;
+
+  /** A line in the Mira output channel (nothing once the channel is gone). */
+  log(line: string, level: LogLevel = 'info'): void {
+    if (!this.disposed) this.output[level](line);
+  }
+
+  /** A line of the server's log file, at its own level, with its own time. */
+  serverLine(line: string): void {
+    const l = parseServerLine(line);
+    if (l) this.log(l.text, l.level);
+  }
+
+  /** Finds the binary; the first time, gives settings that are still arriving a moment. */
+  private async findServer() {
+    const read = () => resolveServer(vscode.workspace.getConfiguration('mira').get<string>('path'), process.env.PATH);
+    let found = read();
+    if (this.started) return found;
+    this.started = true;
+    const end = Date.now() + SETTINGS_GRACE_MS;
+    while (!found.ok && !this.disposed && Date.now() < end) {
+      await new Promise((r) => setTimeout(r, 200));
+      found = read();
+    }
+    return found;
+  }
+
   async start(): Promise<void> {
+    if (this.stopping) await this.stopping;
+    const found = await this.findServer();
+    if (this.disposed) return;
     const cfg = vscode.workspace.getConfiguration('mira');
-    const found = resolveServer(cfg.get<string>('path'), process.env.PATH);
     if (!found.ok) {
-      this.output.appendLine(found.message);
+      this.log(found.message);
       this.ready.fire(false);
       const pick = await vscode.window.showErrorMessage(found.message, 'Open Settings');
       if (pick) void vscode.commands.executeCommand('workbench.action.openSettings', 'mira.path');
@@ -125,6 +212,15 @@ export class MiraClient implements vscode.Disposable {
         closed: () => this.onClosed(),
       },
       middleware: {
+        // Requests VS Code makes while the client stops (a reload, a restart) get no answer
+        // instead of failing ("Client is not running", "Starting server failed").
+        provideCodeActions: (d, r, c, t, next) => this.whileRunning(() => next(d, r, c, t)),
+        resolveCodeAction: (item, t, next) => this.whileRunning(() => next(item, t), item),
+        provideHover: (d, p, t, next) => this.whileRunning(() => next(d, p, t)),
+        provideDefinition: (d, p, t, next) => this.whileRunning(() => next(d, p, t)),
+        provideDocumentSymbols: (d, t, next) => this.whileRunning(() => next(d, t)),
+        provideWorkspaceSymbols: (q, t, next) => this.whileRunning(() => next(q, t)),
+        provideInlineCompletionItems: (d, p, c, t, next) => this.whileRunning(() => next(d, p, c, t)),
         executeCommand: (command, args, next) => this.execute(command, args, next),
         workspace: {
           handleApplyEdit: async (params, next) => {
@@ -147,8 +243,21 @@ export class MiraClient implements vscode.Disposable {
     const client = new LanguageClient('mira', 'Mira', serverOptions, clientOptions);
     client.registerFeature(new PreviewSwitch(cfg.get<boolean>('edits.preview') !== false));
     for (const method of NOTIFICATIONS) {
-      client.onNotification(method, (params: any) => this.events.fire({ method, params } as ServerEvent));
+      client.onNotification(method, (params: any) => {
+        // The transcript's last edit of a turn is applied before the turn's end is announced:
+        // save it now rather than later (a reload in between would restore it dirty).
+        if (method === 'mira/turnFinished') void this.transcripts.flush().catch(() => {});
+        this.events.fire({ method, params } as ServerEvent);
+      });
     }
+    // The language client's own showMessage handler, less the toast that points to
+    // conversation.md for an answer the chat view already shows (replaces the default one).
+    client.onNotification(ShowMessageNotification.type, (m) => {
+      if (shownInChat(m, miraSettings().notifications)) return this.log(`[showMessage] ${m.message}`);
+      const show =
+        m.type === MessageType.Error ? vscode.window.showErrorMessage : m.type === MessageType.Warning ? vscode.window.showWarningMessage : vscode.window.showInformationMessage;
+      void show(m.message);
+    });
     client.onDidChangeState((e) => {
       if (e.newState === State.Running) this.ready.fire(true);
     });
@@ -156,7 +265,8 @@ export class MiraClient implements vscode.Disposable {
     try {
       await client.start();
     } catch (e) {
-      this.output.appendLine(`Mira: the server did not start: ${e}`);
+      if (this.disposed || this.client !== client) return;
+      this.log(`Mira: the server did not start: ${e}`);
       this.ready.fire(false);
       void vscode.window.showErrorMessage(`Mira: the server did not start (${e}). See the "Mira" output.`);
     }
@@ -164,7 +274,22 @@ export class MiraClient implements vscode.Disposable {
 
   private openingTranscript = false;
 
+  /** Runs a request of VS Code's unless the client is stopping; one caught by a stop answers
+   * `fallback` (nothing) rather than an error. */
+  private async whileRunning<T, F = undefined>(request: () => vscode.ProviderResult<T>, fallback?: F): Promise<T | F | undefined> {
+    const client = this.client;
+    const stopped = () => this.disposed || !!this.stopping || this.client !== client || client?.state !== State.Running;
+    if (stopped()) return fallback;
+    try {
+      return (await request()) ?? undefined;
+    } catch (e) {
+      if (stopped()) return fallback;
+      throw e;
+    }
+  }
+
   private onClosed() {
+    if (this.disposed || this.stopping) return { action: CloseAction.DoNotRestart, handled: true };
     const now = Date.now();
     this.crashes = [...this.crashes.filter((t) => now - t < RESTART_WINDOW_MS), now];
     this.ready.fire(false);
@@ -184,16 +309,29 @@ export class MiraClient implements vscode.Disposable {
     await this.start();
   }
 
-  async stop(): Promise<void> {
+  /** Stops the server cleanly (shutdown, then exit); one stop at a time, awaited by all. */
+  stop(): Promise<void> {
+    if (this.stopping) return this.stopping;
     const c = this.client;
     this.client = undefined;
-    if (c) {
+    if (!c) return Promise.resolve();
+    // While the extension host shuts down, nothing else may run (setContext would be cancelled).
+    if (!this.disposed) this.ready.fire(false);
+    this.stopping = (async () => {
       try {
-        await c.stop();
-      } catch {
-        // already gone
+        // A client still starting is stopped once it runs (stopping it before throws).
+        if (c.state === State.Starting) await c.start().catch(() => {});
+        if (c.state === State.Running) await c.stop(3000);
+      } catch (e) {
+        this.log(`Mira: stopping the server: ${e}`);
+      } finally {
+        // A transcript the server just streamed into is saved now, not left dirty (a reload
+        // would restore it as a dirty tab).
+        await this.transcripts.flush().catch(() => {});
+        this.stopping = undefined;
       }
-    }
+    })();
+    return this.stopping;
   }
 
   /** Sends settings as `workspace/didChangeConfiguration {settings: {mira: …}}`. */
@@ -217,7 +355,7 @@ export class MiraClient implements vscode.Disposable {
   private async execute(command: string, args: any[], next: (c: string, a: any[]) => any) {
     let filled: unknown[] | undefined;
     try {
-      filled = await fillArguments(command, args, editorSpot(vscode.window.activeTextEditor ?? this.lastEditor), {
+      filled = await fillArguments(command, args, editorSpot(this.userEditor()), {
         input: (prompt, placeHolder) => Promise.resolve(vscode.window.showInputBox({ prompt, placeHolder, ignoreFocusOut: true })),
         number: async (prompt) => parseId(await vscode.window.showInputBox({ prompt, validateInput: (v) => (parseId(v) === undefined ? 'A number, like 12' : undefined) })),
       });
@@ -240,7 +378,13 @@ export class MiraClient implements vscode.Disposable {
 
   readonly memoriesChanged = new vscode.EventEmitter<void>();
 
+  /** The extension is being deactivated: stop quietly (no events, no restarts). */
+  disposing(): void {
+    this.disposed = true;
+  }
+
   dispose(): void {
+    this.disposed = true;
     void this.stop();
     this.events.dispose();
     this.ready.dispose();

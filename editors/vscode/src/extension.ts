@@ -9,15 +9,23 @@ import { MemoriesView } from './memoriesView';
 import { KEY_VARIABLES } from './server';
 import { RESTART_KEYS } from './settings';
 import { addCost, costToday, ServerPhase, statusText } from './status';
+import { LogTail, logDir } from './serverLog';
+
+/** What deactivate stops, in order: the server (shutdown, exit), then the log and channel. */
+let running: { mira: MiraClient; tail?: LogTail; output: vscode.LogOutputChannel } | undefined;
 
 export async function activate(context: vscode.ExtensionContext): Promise<MiraClient> {
+  // One channel: the language client's own lines and the server's log file (each line at its
+  // level). It is disposed by deactivate after the server stopped, never while the client
+  // still writes to it (VS Code disposes subscriptions as soon as deactivate is called).
   const output = vscode.window.createOutputChannel('Mira', { log: true });
   const mira = new MiraClient(context, output);
+  const dir = logDir(process.env);
+  const tail = dir ? new LogTail(dir, (line) => mira.serverLine(line)) : undefined;
+  running = { mira, tail, output };
   const chat = new ChatView(context.extensionUri, mira);
   const memories = new MemoriesView(mira);
   context.subscriptions.push(
-    output,
-    mira,
     chat,
     memories,
     vscode.window.registerWebviewViewProvider(ChatView.id, chat, { webviewOptions: { retainContextWhenHidden: true } }),
@@ -37,7 +45,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<MiraCl
     item,
     mira.onReady((up) => {
       // The server's commands exist only while it runs (the language client registers them).
-      void vscode.commands.executeCommand('setContext', 'mira.serverRunning', up);
+      vscode.commands.executeCommand('setContext', 'mira.serverRunning', up).then(undefined, () => {});
       phase = up ? 'ready' : 'stopped';
       if (!up) answering.clear();
       show();
@@ -55,7 +63,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<MiraCl
   context.subscriptions.push(
     vscode.commands.registerCommand('mira.openChat', () => chat.reveal()),
     vscode.commands.registerCommand('mira.restartServer', () => mira.restart()),
-    vscode.commands.registerCommand('mira.showLog', () => output.show()),
+    vscode.commands.registerCommand('mira.showLog', () => {
+      tail?.poll();
+      output.show(true);
+    }),
     vscode.commands.registerCommand('mira.setApiKey', () => setApiKey(context, mira)),
     vscode.commands.registerCommand('mira.memories.refresh', () => memories.refresh()),
     vscode.commands.registerCommand('mira.memories.forget', (n) => memories.forget(n)),
@@ -69,11 +80,26 @@ export async function activate(context: vscode.ExtensionContext): Promise<MiraCl
     }),
   );
 
+  tail?.start();
   await mira.start();
   return mira;
 }
 
-export function deactivate(): void {}
+/** Reload, disable, uninstall, window close: the server gets shutdown and exit (VS Code waits
+ * for this promise), and only then do the log tail and the output channel go. */
+export async function deactivate(): Promise<void> {
+  const r = running;
+  running = undefined;
+  if (!r) return;
+  r.mira.disposing();
+  try {
+    await r.mira.stop();
+  } finally {
+    r.tail?.dispose();
+    r.mira.dispose();
+    r.output.dispose();
+  }
+}
 
 /** Keys live in VS Code's SecretStorage and reach the server as environment variables. */
 async function setApiKey(context: vscode.ExtensionContext, mira: MiraClient) {

@@ -38,7 +38,34 @@ export class MemoriesView implements vscode.TreeDataProvider<Node>, vscode.Dispo
     );
   }
 
-  async refresh(): Promise<void> {
+  /** The refresh in flight, and whether another was asked for meanwhile. */
+  private inFlight: Promise<void> | undefined;
+  private again = false;
+
+  /**
+   * Lists everything again. Refreshes never overlap: one asked for while another runs starts
+   * when it ends (and several such become one), so an older answer can never land after a
+   * newer one, and the view always ends on the latest state.
+   */
+  refresh(): Promise<void> {
+    if (this.inFlight) {
+      this.again = true;
+      return this.inFlight;
+    }
+    this.inFlight = (async () => {
+      try {
+        do {
+          this.again = false;
+          await this.load();
+        } while (this.again);
+      } finally {
+        this.inFlight = undefined;
+      }
+    })();
+    return this.inFlight;
+  }
+
+  private async load(): Promise<void> {
     const [active, forgotten, goals, tasks] = await Promise.all([
       this.list<{ memories: Memory[] }>('mira/memories', { limit: 200 }, 'memories'),
       this.list<{ memories: Memory[] }>('mira/memories', { status: 'retracted', limit: 50 }, 'forgotten memories'),
@@ -47,6 +74,10 @@ export class MemoriesView implements vscode.TreeDataProvider<Node>, vscode.Dispo
     ]);
     if (active) this.active = active.memories;
     if (forgotten) this.forgotten = forgotten.memories;
+    // Each memory once: one forgotten between the two requests is listed as forgotten.
+    const gone = new Set(this.forgotten.map((m) => m.id));
+    this.active = dedupeById(this.active).filter((m) => !gone.has(m.id));
+    this.forgotten = dedupeById(this.forgotten);
     this.goals = goals?.goals ?? [];
     this.tasks = tasks?.tasks ?? [];
     this.changed.fire(undefined);
@@ -58,7 +89,7 @@ export class MemoriesView implements vscode.TreeDataProvider<Node>, vscode.Dispo
       return await this.mira.request<T>(method, params);
     } catch (e) {
       if ((e as { code?: number }).code !== METHOD_NOT_FOUND) {
-        this.mira.output?.warn(`Mira: could not list ${what}: ${(e as Error).message ?? e}`);
+        this.mira.log?.(`Mira: could not list ${what}: ${(e as Error).message ?? e}`);
       }
       return undefined;
     }
@@ -187,6 +218,11 @@ export class MemoriesView implements vscode.TreeDataProvider<Node>, vscode.Dispo
     this.subs.forEach((s) => s.dispose());
     this.changed.dispose();
   }
+}
+
+function dedupeById(ms: Memory[]): Memory[] {
+  const seen = new Set<number>();
+  return ms.filter((m) => !seen.has(m.id) && (seen.add(m.id), true));
 }
 
 function findSymbol(symbols: vscode.DocumentSymbol[], name: string): vscode.DocumentSymbol | undefined {

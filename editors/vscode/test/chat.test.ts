@@ -1,7 +1,7 @@
 // The chat page's model, its Markdown rendering and its Content-Security-Policy.
 import { test } from 'node:test';
 import * as assert from 'node:assert/strict';
-import { applyEvent, costLine, emptyState, HistoryTurn, oldestTurn, prependHistory, running } from '../src/webview/state';
+import { costLine, Conversation, emptyState, HistoryTurn, oldestTurn, receive, running } from '../src/webview/state';
 import { highlight, markdownToHtml } from '../src/webview/render';
 import { chatHtml, csp, newNonce } from '../src/page';
 
@@ -17,38 +17,44 @@ const turn = (id: string, answer: string): HistoryTurn => ({
   costUsd: 0.0031,
   entries: [
     { kind: 'user', text: `question ${id}` },
-    { kind: 'tool_call', text: 'read src/lib.rs', tool: 'read_file' },
+    { kind: 'tool_call', text: '{"path": "src/lib.rs"}', tool: 'read_file' },
     { kind: 'tool_result', text: '…' },
     { kind: 'assistant', text: answer },
   ],
 });
 
 test('history, scroll-back and live notifications make one ordered conversation', () => {
-  let s = prependHistory(emptyState(), [turn('t2', 'two'), turn('t3', 'three')], 2);
+  const c = new Conversation();
+  const first = [turn('t2', 'two'), turn('t3', 'three')];
+  c.addHistory(first, 2);
+  let s = receive(emptyState(), { type: 'reset', turns: c.view(first, 2), moreBefore: c.moreBefore });
   assert.equal(s.moreBefore, true);
   assert.deepEqual(s.turns[0].tools, [{ name: 'read_file', summary: 'read src/lib.rs' }]);
   assert.equal(oldestTurn(s), 't2');
-  s = prependHistory(s, [turn('t1', 'one'), turn('t2', 'dup')], 20);
+  const older = [turn('t1', 'one'), turn('t2', 'dup')];
+  c.addHistory(older, 20);
+  s = receive(s, { type: 'older', turns: c.older(older), moreBefore: c.moreBefore });
   assert.deepEqual(s.turns.map((t) => t.id), ['t1', 't2', 't3']);
-  assert.equal(s.turns[1].answer, 'two', 'a turn already shown is not replaced');
+  assert.equal(s.turns[1].answer, 'two', 'a turn already shown is not replaced by an older page');
   assert.equal(s.moreBefore, false, 'fewer than asked: nothing older');
 
-  s = applyEvent(s, { method: 'mira/turnStarted', params: { turn: 't4', question: 'why?' } });
-  s = applyEvent(s, { method: 'mira/delta', params: { turn: 't4', text: 'Because ' } });
-  s = applyEvent(s, { method: 'mira/toolCall', params: { turn: 't4', name: 'grep', summary: 'grep foo' } });
-  s = applyEvent(s, { method: 'mira/delta', params: { turn: 't4', text: '`foo` is hot.' } });
+  const live = (e: any) => {
+    const id = c.onEvent(e);
+    s = receive(s, { type: 'turn', turn: c.turn(id)! });
+  };
+  live({ method: 'mira/turnStarted', params: { turn: 't4', question: 'why?' } });
+  live({ method: 'mira/delta', params: { turn: 't4', text: 'Because ' } });
+  live({ method: 'mira/delta', params: { turn: 't4', text: 'of `foo`.' } });
+  live({ method: 'mira/toolCall', params: { turn: 't4', name: 'grep', summary: 'grep "foo"' } });
+  live({ method: 'mira/delta', params: { turn: 't4', text: '`foo` is hot.' } });
   assert.equal(running(s)?.id, 't4');
-  s = applyEvent(s, { method: 'mira/turnFinished', params: { turn: 't4', status: 'completed', usage: { inputTokens: 2500, cachedTokens: 0, outputTokens: 12 }, costUsd: 0.0123 } });
+  live({ method: 'mira/turnFinished', params: { turn: 't4', status: 'completed', usage: { inputTokens: 2500, cachedTokens: 0, outputTokens: 12 }, costUsd: 0.0123 } });
   const t4 = s.turns[3];
-  assert.equal(t4.answer, 'Because `foo` is hot.');
+  assert.equal(t4.answer, 'Because of `foo`.\n\n`foo` is hot.', 'steps split by a tool call, as history joins them');
   assert.equal(t4.status, 'completed');
   assert.equal(running(s), undefined);
   assert.equal(costLine(t4), '$0.01 · 2.5k in · 12 out');
   assert.equal(costLine(s.turns[0]), '$0.0031 · 1.2k in (1k cached) · 40 out');
-
-  // A delta for a turn that started before the view opened still shows.
-  const late = applyEvent(emptyState(), { method: 'mira/delta', params: { turn: 'tx', text: 'hi' } });
-  assert.deepEqual([late.turns[0].id, late.turns[0].answer, late.turns[0].status], ['tx', 'hi', 'running']);
 });
 
 test('Markdown renders with highlighted code blocks that carry their raw code', () => {

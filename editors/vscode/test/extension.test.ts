@@ -5,7 +5,7 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'fs';
 import * as path from 'path';
 import * as vscodeTypes from 'vscode';
-import { activate } from '../src/extension';
+import { activate, deactivate } from '../src/extension';
 import { MemoriesView } from '../src/memoriesView';
 import { ChatView } from '../src/chatView';
 import { COMPLETION_PROVIDERS } from '../src/settings';
@@ -65,6 +65,7 @@ test('activation without a binary says how to install it, and the UI is still th
   for (const c of contributed) assert.ok(vscode.commands.registered.has(c), `${c} (contributed) is registered`);
   assert.equal(mira.running, false);
   subscriptions.forEach((s) => s.dispose());
+  await deactivate();
 });
 
 /** A stand-in for MiraClient that records commands and serves `mira/memories` (active or one
@@ -77,6 +78,8 @@ function fakeMira(memories: any[]) {
     events,
     running: true,
     lastEditor: undefined,
+    userEditor: () => vscode.window.activeTextEditor,
+    log: () => {},
     onEvent: events.event,
     onReady: new vscode.EventEmitter<boolean>().event,
     onTurnCommand: new vscode.EventEmitter<string>().event,
@@ -262,4 +265,29 @@ test('a transcript the server streamed into is saved once its edits settle, othe
   assert.deepEqual(saved, [t], 'once, and only the dirty one');
   saver.dispose();
   (vscode.workspace as any).textDocuments = [];
+});
+
+test("context comes from the user's code only: output channels, settings, webviews and diffs are skipped", async () => {
+  const { MiraClient, editorSpot, isUserCode } = await import('../src/client');
+  const ed = (uri: string) => ({
+    document: { uri: vscode.Uri.parse(uri), isClosed: false },
+    selection: new vscode.Selection(new vscode.Position(1, 0), new vscode.Position(1, 0)),
+  });
+  const file = ed('file:///p/src/lib.rs');
+  for (const other of ['output:mira.mira.Mira', 'vscode-userdata:/User/settings.json', 'git:/p/src/lib.rs', 'vscode-bulkeditpreview-editor:/p/src/lib.rs', 'walkThroughSnippet:/x']) {
+    assert.equal(isUserCode(ed(other) as any), false, other);
+    assert.equal(editorSpot(ed(other) as any), undefined, `${other} is no context`);
+  }
+  assert.equal(isUserCode(ed('untitled:Untitled-1') as any), true);
+  assert.equal(editorSpot(file as any)?.uri, 'file:///p/src/lib.rs');
+  const context = { subscriptions: [] as any[], secrets: { get: async () => undefined } };
+  const mira = new MiraClient(context as any, vscode.window.createOutputChannel('Mira') as any);
+  mira.lastEditor = file as any;
+  (vscode.window as any).activeTextEditor = ed('output:mira.mira.Mira');
+  assert.equal(mira.userEditor(), file, 'the Mira output channel focused: the last file stays the context');
+  (vscode.window as any).activeTextEditor = undefined; // a webview or the settings UI
+  assert.equal(mira.userEditor(), file);
+  (file.document as any).isClosed = true;
+  assert.equal(mira.userEditor(), undefined, 'a closed file is no context');
+  mira.dispose();
 });

@@ -2,6 +2,7 @@
 import { test } from 'node:test';
 import * as assert from 'node:assert/strict';
 import * as path from 'path';
+import * as fs from 'fs';
 import { editorConfig, RESTART_KEYS } from '../src/settings';
 import { resolveServer, serverEnv, INSTALL_HINT } from '../src/server';
 import { fillArguments, NeedsEditor, parseId } from '../src/commands';
@@ -158,4 +159,56 @@ test('tasks: a goal keeps its own, the rest (no goal, or a goal not listed) are 
   assert.deepEqual(tasksOf([...tasks], goals, undefined).map((t) => t.id), [2, 3]);
   assert.equal(taskDescription(tasks[1]), '#2 · doing · urgent');
   assert.equal(taskDescription(tasks[0]), '#1');
+});
+
+test('the server log: found where the server writes it, followed line by line into the channel', async () => {
+  const { logDir, storeHome, logFileName, LogTail } = await import('../src/serverLog');
+  const { parseServerLine } = await import('../src/client');
+  const none = () => undefined;
+  assert.equal(logDir({ MIRA_HOME: '/m', HOME: '/h' }, none), '/m/logs');
+  assert.equal(logDir({ HOME: '/h' }, none), '/h/.local/share/mira/logs');
+  assert.equal(logDir({ HOME: '/h', XDG_DATA_HOME: '/d' }, none), '/d/mira/logs');
+  const files: Record<string, string> = { '/h/.config/mira/config.toml': '[provider]\nname = "openai"\n[store]\nhome = "/srv/mira"\n' };
+  assert.equal(logDir({ HOME: '/h' }, (p) => files[p]), '/srv/mira/logs', 'the user config file sets [store] home');
+  assert.equal(logDir({ HOME: '/h', MIRA_HOME: '/m' }, (p) => files[p]), '/m/logs', 'MIRA_HOME wins, as in the server');
+  assert.equal(storeHome("store.home = '/lit'\n"), '/lit');
+  assert.equal(storeHome('[other]\nhome = "/no"\n'), undefined);
+  assert.equal(logFileName(new Date('2026-11-25T23:59:59Z')), 'mira.log.2026-11-25');
+
+  assert.deepEqual(parseServerLine('2026-11-25T19:11:49.229209Z  INFO mira::cli: language server stopped clean=true'), {
+    level: 'info',
+    text: '[server 2026-11-25T19:11:49.229209Z] mira::cli: language server stopped clean=true',
+  });
+  assert.equal(parseServerLine('2026-11-25T19:11:49Z  WARN mira: slow')?.level, 'warn');
+  assert.deepEqual(parseServerLine('  continued'), { level: 'info', text: '  continued' });
+  assert.equal(parseServerLine(''), undefined);
+
+  const dir = fs.mkdtempSync(path.join(require('os').tmpdir(), 'mira-log-'));
+  let now = new Date('2026-11-25T10:00:00Z');
+  const lines: string[] = [];
+  const tail = new LogTail(dir, (l) => lines.push(l), 10_000, () => now);
+  tail.poll();
+  assert.deepEqual(lines, [], 'no file yet');
+  fs.writeFileSync(path.join(dir, 'mira.log.2026-11-25'), 'one\ntw');
+  tail.poll();
+  assert.deepEqual(lines, ['one'], "today's lines, whole lines only");
+  fs.appendFileSync(path.join(dir, 'mira.log.2026-11-25'), 'o\nthree ✓\n');
+  tail.poll();
+  assert.deepEqual(lines, ['one', 'two', 'three ✓']);
+  now = new Date('2026-11-26T00:00:01Z');
+  fs.writeFileSync(path.join(dir, 'mira.log.2026-11-26'), 'next day\n');
+  tail.poll();
+  assert.deepEqual(lines, ['one', 'two', 'three ✓', 'next day'], 'follows the new day');
+  tail.dispose();
+  fs.rmSync(dir, { recursive: true });
+});
+
+test('only the chat-view answer toast is dropped; failures and other messages still show', async () => {
+  const { shownInChat } = await import('../src/client');
+  const answered = { type: 3 as const, message: 'Mira answered (220 tokens in, 18 out) — see conversation.md' };
+  assert.equal(shownInChat(answered, true), true);
+  assert.equal(shownInChat({ type: 3 as const, message: 'Mira answered (220 tokens in, 18 out, $0.0010) — see conversation.md' }, true), true);
+  assert.equal(shownInChat(answered, false), false, 'without the chat view (notifications off) it shows');
+  assert.equal(shownInChat({ type: 2 as const, message: 'Mira: turn failed: the openai stream broke' }, true), false);
+  assert.equal(shownInChat({ type: 3 as const, message: 'Mira: index ready' }, true), false);
 });

@@ -141,7 +141,17 @@ export const workspace = withEvents({
 
 export const window = withEvents({
   activeTextEditor: undefined as any,
-  createOutputChannel: (name: string) => ({ name, appendLine: (l: string) => record('output', l), show: () => record('output.show'), dispose() {} }),
+  createOutputChannel: (name: string) => ({
+    name,
+    appendLine: (l: string) => record('output', l),
+    trace: (l: string) => record('output', l),
+    debug: (l: string) => record('output', l),
+    info: (l: string) => record('output', l),
+    warn: (l: string) => record('output', l),
+    error: (l: string) => record('output', l),
+    show: () => record('output.show'),
+    dispose() {},
+  }),
   createStatusBarItem: () => ({ text: '', tooltip: '', command: '', name: '', show: () => record('statusBar.show'), dispose() {} }),
   registerWebviewViewProvider: (id: string) => (record('registerWebviewViewProvider', id), new Disposable()),
   createTreeView: (id: string) => (record('createTreeView', id), new Disposable()),

@@ -3,7 +3,7 @@
 import DOMPurify from 'dompurify';
 import { markdownToHtml } from './render';
 import type { FromPage, ToPage } from './protocol';
-import { applyEvent, ChatState, ChatTurn, costLine, emptyState, oldestTurn, prependHistory, running } from './state';
+import { ChatState, ChatTurn, costLine, emptyState, oldestTurn, receive, running } from './state';
 
 declare function acquireVsCodeApi(): { postMessage(m: FromPage): void };
 const vscode = acquireVsCodeApi();
@@ -94,9 +94,11 @@ function updateTurn(node: HTMLElement, was: ChatTurn, t: ChatTurn) {
     question.textContent = t.question;
     question.hidden = !t.question;
   }
-  if (was.tools !== t.tools) tools.replaceWith(renderTools(t));
+  if (JSON.stringify(was.tools) !== JSON.stringify(t.tools)) tools.replaceWith(renderTools(t));
   if (was.answer !== t.answer) answer.replaceWith(renderAnswer(t));
-  if (was.status !== t.status || was.costUsd !== t.costUsd || was.error !== t.error || was.tokens !== t.tokens) meta.replaceWith(renderMeta(t));
+  if (was.status !== t.status || was.costUsd !== t.costUsd || was.error !== t.error || JSON.stringify(was.tokens) !== JSON.stringify(t.tokens)) {
+    meta.replaceWith(renderMeta(t));
+  }
 }
 
 function nearBottom(): boolean {
@@ -137,19 +139,21 @@ function set(next: ChatState) {
 window.addEventListener('message', (ev: MessageEvent<ToPage>) => {
   const m = ev.data;
   switch (m.type) {
-    case 'history':
-      if (m.reset) {
-        rendered.forEach((n) => n.remove());
-        rendered.clear();
-        state = emptyState();
-      }
-      set(prependHistory(state, m.turns, m.asked));
+    case 'reset':
+      rendered.forEach((n) => n.remove());
+      rendered.clear();
+      state = emptyState();
+      set(receive(state, m));
       loadingOlder = false;
-      if (m.reset) log.scrollTop = log.scrollHeight;
+      log.scrollTop = log.scrollHeight;
       break;
-    case 'event':
+    case 'older':
+      set(receive(state, m));
+      loadingOlder = false;
+      break;
+    case 'turn':
       errorBox.hidden = true;
-      set(applyEvent(state, m.event));
+      set(receive(state, m));
       break;
     case 'context':
       contextLabel.textContent = m.label;

@@ -1,10 +1,14 @@
 // Messages between the extension host and the chat page. One union each way, so both sides
 // are type-checked against the same shapes.
-import type { HistoryTurn, ServerEvent } from './state';
+import type { ChatTurn } from './state';
 
 export type ToPage =
-  | { type: 'history'; turns: HistoryTurn[]; asked: number; reset: boolean }
-  | { type: 'event'; event: ServerEvent }
+  /** The whole conversation as joined in the extension (a fresh load). */
+  | { type: 'reset'; turns: ChatTurn[]; moreBefore: boolean }
+  /** An older page, joined likewise. */
+  | { type: 'older'; turns: ChatTurn[]; moreBefore: boolean }
+  /** One turn as it is now (replaces the one with its id). */
+  | { type: 'turn'; turn: ChatTurn }
   | { type: 'context'; label: string }
   | { type: 'error'; message: string };
 
