@@ -145,7 +145,10 @@ async fn actions_are_offered_where_they_apply_and_nowhere_else() {
         json!({"uri": main, "position": {"line": 3, "character": 23}})
     );
     assert!(at_call[0]["data"].is_object());
-    assert_eq!(at_call[0]["kind"], "quickfix.mira", "under Quick Fix, where users look");
+    assert_eq!(
+        at_call[0]["kind"], "quickfix.mira",
+        "under Quick Fix, where users look"
+    );
 
     // Blank line, nothing selected: nothing.
     let blank = server
@@ -210,7 +213,19 @@ async fn actions_are_offered_where_they_apply_and_nowhere_else() {
         json!({"diagnostics": [diag], "only": ["quickfix"]}),
     )
     .await;
-    assert_eq!(titles(&only).len(), 1, "{:?}", titles(&only));
+    // Mira's own actions are a sub-kind of quickfix (VS Code's Quick Fix header).
+    assert_eq!(titles(&only).len(), 3, "{:?}", titles(&only));
+    let mira_only = actions(
+        &mut server,
+        &main,
+        range(3, 0, 4, 10),
+        json!({"diagnostics": [diag], "only": ["quickfix.mira"]}),
+    )
+    .await;
+    assert_eq!(
+        titles(&mira_only),
+        ["Mira: explain selection", "Mira: remember selection…"]
+    );
 
     // Documents Mira does not have open: nothing.
     let other = server

@@ -356,10 +356,6 @@ impl Writer {
                         .await;
                 }
                 if self.notifications() {
-                    // Our plugins never leave the transcript as an unsaved file (Neovim's is
-                    // a scratch buffer): keep the copy on disk the same as what they show.
-                    let text = self.model.text.clone();
-                    self.write_file(text).await;
                     let params = TurnFinishedParams {
                         turn,
                         status: o.status,

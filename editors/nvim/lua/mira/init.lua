@@ -317,6 +317,13 @@ M.handlers = {
   end,
   ['mira/turnFinished'] = function(_, r)
     progress.text = ''
+    -- The scratch transcript is not tied to its file: keep the copy on disk in step.
+    for _, b in ipairs(vim.api.nvim_list_bufs()) do
+      local name = vim.api.nvim_buf_get_name(b)
+      if vim.api.nvim_buf_is_loaded(b) and name:match('conversation%.md$') and vim.bo[b].buftype == 'nofile' then
+        pcall(vim.fn.writefile, vim.api.nvim_buf_get_lines(b, 0, -1, false), name)
+      end
+    end
     pcall(vim.cmd, 'redrawstatus')
     -- A failed turn is reported by the server as a warning (with its reason and fix).
     if r and r.status == 'completed' and r.usage then
