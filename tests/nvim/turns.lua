@@ -46,6 +46,8 @@ M.run(function()
     assert(t:find(whole, 1, true), 'answer ' .. i .. ' is not one contiguous text')
   end
   assert(count(t, '> question number') == 3, 'three questions, each once')
+  local disk = table.concat(vim.fn.readfile(transcript), '\n')
+  assert(disk == full, 'the transcript on disk is what the buffer shows')
   local messages = vim.fn.execute('messages')
   M.log('messages:\n' .. messages)
   assert(not messages:find('Workspace edit', 1, true), 'an applyEdit label was echoed')
