@@ -739,8 +739,7 @@ async fn helix_gets_each_answer_as_a_file_it_never_has_to_save() {
         let show = server
             .server_requests()
             .into_iter()
-            .filter(|r| r["method"] == "window/showDocument")
-            .last()
+            .rfind(|r| r["method"] == "window/showDocument")
             .expect("showDocument, which Helix handles without advertising it");
         let uri = show["params"]["uri"].as_str().unwrap().to_string();
         assert!(!shown.contains(&uri), "each answer is a new file: {uri}");

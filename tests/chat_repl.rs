@@ -39,8 +39,22 @@ fn mira(dir: &Path, mock: Option<&MockLlm>) -> Command {
 
 /// Plays `script` against `mira chat ARGS` in a pseudo-terminal; returns the transcript.
 fn in_terminal(dir: &Path, mock: &MockLlm, args: &[&str], script: Value) -> String {
+    in_terminal_with(dir, Some(mock), &[], args, script)
+}
+
+/// Like [`in_terminal`], with `env` over the mock's (or without a provider at all).
+fn in_terminal_with(
+    dir: &Path,
+    mock: Option<&MockLlm>,
+    env: &[(&str, &str)],
+    args: &[&str],
+    script: Value,
+) -> String {
     let python = std::env::var("MIRA_TEST_PYTHON").unwrap_or_else(|_| "python3".into());
-    let cmd = mira(dir, Some(mock));
+    let mut cmd = mira(dir, mock);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
     let out = Command::new(&python)
         .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/chat/pty_drive.py"))
         .arg(script.to_string())
@@ -505,5 +519,33 @@ fn ctrl_c_at_a_confirmation_type_ahead_and_corrections() {
     assert!(
         screen.contains("Streaming: alpha beta gamma."),
         "type-ahead landed inside the answer: {screen}"
+    );
+}
+
+/// Issue 31: the first screen. Without a provider the setup help is printed once a session,
+/// then one line per question.
+#[test]
+fn without_a_provider_the_setup_help_is_said_once() {
+    let dir = sandbox();
+    let screen = in_terminal_with(
+        dir.path(),
+        None,
+        &[],
+        &[],
+        json!([
+            expect("mira> "),
+            send("first question\r"),
+            expect("mira> "),
+            send("second question\r"),
+            expect(r"no model provider is set \(see above"),
+            expect("mira> "),
+            send("\u{4}"),
+            {"exit": 0}
+        ]),
+    );
+    assert_eq!(
+        screen.matches("OPENAI_API_KEY").count(),
+        1,
+        "the setup help once a session: {screen}"
     );
 }

@@ -144,6 +144,11 @@ pub struct ProviderSettings {
 }
 
 impl ProviderSettings {
+    /// Whether the model runs on this machine (a loopback `base_url`): it costs nothing.
+    pub fn is_local(&self) -> bool {
+        is_loopback_url(&self.base_url)
+    }
+
     pub fn new(kind: ProviderKind, base_url: impl Into<String>, model: impl Into<String>) -> Self {
         let base_url = base_url.into().trim_end_matches('/').to_string();
         let model = model.into();
@@ -271,4 +276,33 @@ pub enum NoProvider {
     },
     #[error("{0}\nSet `MIRA_PROVIDER` or `provider.name` to openai, openai-chat or anthropic.")]
     Invalid(String),
+}
+
+fn is_loopback_url(url: &str) -> bool {
+    let rest = url.split_once("://").map_or(url, |(_, r)| r);
+    let authority = rest.split(['/', '?']).next().unwrap_or("");
+    let host = match authority.strip_prefix('[') {
+        Some(v6) => v6.split(']').next().unwrap_or(""),
+        None => authority.rsplit_once(':').map_or(authority, |(h, _)| h),
+    };
+    host.eq_ignore_ascii_case("localhost")
+        || host
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
+}
+
+#[cfg(test)]
+mod local_tests {
+    use super::*;
+
+    #[test]
+    fn loopback_base_urls_are_local() {
+        let with = is_loopback_url;
+        assert!(with("http://127.0.0.1:8080/v1"));
+        assert!(with("http://localhost:11434"));
+        assert!(with("http://[::1]:8000/v1"));
+        assert!(!with("https://api.openai.com/v1"));
+        assert!(!with("http://127.example.com/v1"));
+        assert!(!with("http://10.0.0.5:8000"));
+    }
 }

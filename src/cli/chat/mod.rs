@@ -57,8 +57,9 @@ pub fn chat(args: ChatArgs) -> i32 {
         }
         agent = agent.with_note(ASK_ONLY_NOTE);
     }
+    let no_provider = agent.provider().is_err();
     if let Err(e) = agent.provider() {
-        // Slash commands still work; each question says how to set a provider.
+        // Slash commands still work; a question says so in one line.
         eprintln!("mira: {e}");
     }
     let runtime = match tokio::runtime::Builder::new_multi_thread()
@@ -81,6 +82,8 @@ pub fn chat(args: ChatArgs) -> i32 {
         ask_only: args.ask_only,
         cost_warn_usd: cx.loaded.config.agent.cost_warn_usd,
         spent: Spent::default(),
+        said_unpriced: false,
+        said_no_provider: no_provider,
     };
     let code = if terminal {
         let history = cx.loaded.config.store.home.join("chat_history");

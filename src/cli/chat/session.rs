@@ -36,6 +36,9 @@ pub struct Session {
     /// `agent.cost_warn_usd`.
     pub cost_warn_usd: f64,
     pub spent: Spent,
+    /// The missing price and the no-provider help are said once a session.
+    pub said_unpriced: bool,
+    pub said_no_provider: bool,
 }
 
 #[derive(Default)]
@@ -137,19 +140,14 @@ impl Session {
                 None => self.spent.unpriced += 1,
             }
         }
-        let cost = o
-            .cost_usd
-            .map_or_else(|| "cost unknown".to_string(), |c| format!("${c:.4}"));
+        let cost = self.cost_label(o);
         match o.status {
             TurnStatus::Completed => eprintln!(
-                "— {} tokens in ({} cached), {} out · {cost}",
+                "— {} tokens in ({} cached), {} out{cost}",
                 o.usage.input_tokens, o.usage.cached_input_tokens, o.usage.output_tokens
             ),
-            TurnStatus::Cancelled => eprintln!("— cancelled · {cost}"),
-            _ => eprintln!(
-                "mira: {}",
-                o.error.as_deref().unwrap_or("the answer did not complete")
-            ),
+            TurnStatus::Cancelled => eprintln!("— cancelled{cost}"),
+            _ => self.failed(o),
         }
         if let Some(c) = o.cost_usd
             && c > self.cost_warn_usd
@@ -160,6 +158,40 @@ impl Session {
                 self.cost_warn_usd
             );
         }
+    }
+
+    /// ` · $0.0012`, ` · free (local)`, or nothing: a missing price is said once a session,
+    /// and a turn that used no tokens costs nothing worth a line.
+    fn cost_label(&mut self, o: &TurnOutcome) -> String {
+        if o.usage == Usage::default() {
+            return String::new();
+        }
+        match (o.cost_usd, self.agent.provider()) {
+            (Some(c), _) => format!(" · ${c:.4}"),
+            (None, Ok(p)) if p.settings().is_local() => " · free (local)".into(),
+            (None, Ok(p)) if !self.said_unpriced => {
+                self.said_unpriced = true;
+                format!(
+                    " · cost unknown: no price for {m} (set [provider.prices.\"{m}\"] in \
+                     config.toml; said once)",
+                    m = p.settings().model
+                )
+            }
+            _ => String::new(),
+        }
+    }
+
+    /// A failed turn's reason; the long no-provider help only the first time.
+    fn failed(&mut self, o: &TurnOutcome) {
+        let reason = o.error.as_deref().unwrap_or("the answer did not complete");
+        if self.agent.provider().is_err() {
+            if self.said_no_provider {
+                eprintln!("mira: no model provider is set (see above, or run `mira doctor`)");
+                return;
+            }
+            self.said_no_provider = true;
+        }
+        eprintln!("mira: {reason}");
     }
 
     fn scope(&self) -> ProjectRef {
