@@ -396,7 +396,12 @@ fn a_provider_that_is_down_gets_a_message_and_the_session_goes_on() {
         String::from_utf8_lossy(&out.stderr),
     );
     assert!(out.status.success(), "{stderr}");
-    assert!(stderr.contains("mira: "), "{stderr}");
+    assert!(stderr.contains("mira: could not reach"), "{stderr}");
+    assert_eq!(
+        stderr.matches("127.0.0.1:9").count(),
+        1,
+        "the address is said once: {stderr}"
+    );
     assert!(stdout.contains("Remembered #1"), "{stdout}\n{stderr}");
 }
 

@@ -175,10 +175,13 @@ impl Client {
                 });
             }
             Ok(Err(e)) => {
+                let url = self.endpoint();
+                // reqwest names the URL in its own message; the error says it once.
+                let message = error_chain(&e).replace(&format!(" for url ({url})"), "");
                 return Err(LlmError::Connect {
                     provider: s.kind,
-                    url: self.endpoint(),
-                    message: error_chain(&e),
+                    url,
+                    message,
                 });
             }
             Ok(Ok(r)) => r,
