@@ -554,3 +554,35 @@ fn without_a_provider_the_setup_help_is_said_once() {
         "the setup help once a session: {screen}"
     );
 }
+
+/// Issue 31: a local model (loopback base URL) with no price costs "free (local)", every turn,
+/// never "cost unknown".
+#[test]
+fn a_local_model_is_free() {
+    let dir = sandbox();
+    let mock = MockLlm::start_in_background(Wire::Chat);
+    for answer in ["Local answer.", "Again."] {
+        mock.push_turn(&Turn::text(&[answer]).model("my-local-model"));
+    }
+    let screen = in_terminal_with(
+        dir.path(),
+        Some(&mock),
+        &[("MIRA_MODEL", "my-local-model")],
+        &[],
+        json!([
+            expect(r"openai-chat · my-local-model"),
+            expect("mira> "),
+            send("hello\r"),
+            expect(r"Local answer\."),
+            expect(r"free \(local\)"),
+            expect("mira> "),
+            send("again\r"),
+            expect(r"Again\."),
+            expect(r"free \(local\)"),
+            expect("mira> "),
+            send("\u{4}"),
+            {"exit": 0}
+        ]),
+    );
+    assert!(!screen.contains("cost unknown"), "{screen}");
+}

@@ -55,9 +55,17 @@ pub struct Turn {
     pub input_tokens: u64,
     pub cached_tokens: u64,
     pub output_tokens: u64,
+    /// The model the response names (Chat Completions; default gpt-4.1).
+    pub model: Option<String>,
 }
 
 impl Turn {
+    /// The response names this model (a local server answers with its own).
+    pub fn model(mut self, model: &str) -> Turn {
+        self.model = Some(model.into());
+        self
+    }
+
     pub fn text(parts: &[&str]) -> Turn {
         Turn {
             text: parts.iter().map(|s| s.to_string()).collect(),
@@ -706,8 +714,9 @@ fn render_responses(t: &Turn, id: &str) -> Vec<String> {
 }
 
 fn render_chat(t: &Turn) -> Vec<String> {
+    let model = t.model.as_deref().unwrap_or("gpt-4.1");
     let chunk = |delta: Value, finish: Value| {
-        let v = json!({"id": "chatcmpl-mock", "object": "chat.completion.chunk", "created": 1767225600, "model": "gpt-4.1", "system_fingerprint": "fp_mock", "choices": [{"index": 0, "delta": delta, "logprobs": null, "finish_reason": finish}], "usage": null});
+        let v = json!({"id": "chatcmpl-mock", "object": "chat.completion.chunk", "created": 1767225600, "model": model, "system_fingerprint": "fp_mock", "choices": [{"index": 0, "delta": delta, "logprobs": null, "finish_reason": finish}], "usage": null});
         format!("data: {v}\n\n")
     };
     let mut f = vec![chunk(
@@ -738,7 +747,7 @@ fn render_chat(t: &Turn) -> Vec<String> {
         "tool_calls"
     };
     f.push(chunk(json!({}), json!(finish)));
-    let usage = json!({"id": "chatcmpl-mock", "object": "chat.completion.chunk", "created": 1767225600, "model": "gpt-4.1", "choices": [], "usage": {"prompt_tokens": t.input_tokens, "completion_tokens": t.output_tokens, "total_tokens": t.input_tokens + t.output_tokens, "prompt_tokens_details": {"cached_tokens": t.cached_tokens, "audio_tokens": 0}, "completion_tokens_details": {"reasoning_tokens": 0}}});
+    let usage = json!({"id": "chatcmpl-mock", "object": "chat.completion.chunk", "created": 1767225600, "model": model, "choices": [], "usage": {"prompt_tokens": t.input_tokens, "completion_tokens": t.output_tokens, "total_tokens": t.input_tokens + t.output_tokens, "prompt_tokens_details": {"cached_tokens": t.cached_tokens, "audio_tokens": 0}, "completion_tokens_details": {"reasoning_tokens": 0}}});
     f.push(format!("data: {usage}\n\n"));
     f.push("data: [DONE]\n\n".to_string());
     f
