@@ -384,8 +384,11 @@ impl Figures {
         self.failures.iter().filter(|x| f(x)).count()
     }
 
+    /// Straight to stderr, past the test harness's capture: CI's log shows the figures.
     fn print(&self, what: &str) {
-        eprintln!(
+        use std::io::Write;
+        let _ = writeln!(
+            std::io::stderr(),
             "{what}: {} sessions, {} messages, crashes {}, hangs {}, document drift {}",
             self.sessions,
             self.messages,

@@ -15,6 +15,12 @@ use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+/// Straight to stderr, past the test harness's capture: CI's log shows what each Neovim did.
+fn say(line: String) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "{line}");
+}
+
 struct Tmux {
     socket: String,
 }
@@ -176,11 +182,11 @@ fn session(nvim: &Path, sandbox: &common::Sandbox, mock: &MockLlm, n: usize) {
     loop {
         if let Ok(code) = std::fs::read_to_string(&status) {
             assert_eq!(code.trim(), "0", "nvim exited with a failure");
-            eprintln!(
+            say(format!(
                 "{}: :qa quit in {:?}",
                 common::nvim::version(nvim),
                 quit.elapsed()
-            );
+            ));
             return;
         }
         if Instant::now() >= deadline {
@@ -228,10 +234,10 @@ fn three_questions_in_the_tui_show_progress_never_prompt_and_qa_quits() {
             );
         }
         session(nvim, &sandbox, &mock, n);
-        eprintln!(
+        say(format!(
             "{}: three answers, no prompt, :qa quit",
             common::nvim::version(nvim)
-        );
+        ));
     }
 }
 
@@ -296,10 +302,10 @@ fn ghost_text_is_drawn_and_accepted_in_the_tui() {
             assert!(Instant::now() < deadline, ":qa did not quit");
             std::thread::sleep(Duration::from_millis(50));
         }
-        eprintln!(
+        say(format!(
             "{}: ghost text drawn and accepted",
             common::nvim::version(nvim)
-        );
+        ));
     }
 }
 
@@ -357,9 +363,9 @@ fn the_popup_inserts_the_whole_suggestion_in_the_tui() {
             assert!(Instant::now() < deadline, ":qa did not quit");
             std::thread::sleep(Duration::from_millis(50));
         }
-        eprintln!(
+        say(format!(
             "{}: the popup inserted the whole suggestion",
             common::nvim::version(nvim)
-        );
+        ));
     }
 }
