@@ -243,7 +243,9 @@ impl Writer {
             Out::Open if self.delivery() == Delivery::Snapshots => {
                 self.flush().await;
                 let text = self.render(true).await;
-                self.show_snapshot(text, "conversation").await;
+                // A new name each time: Helix only focuses a document it already has open.
+                let name = format!("conversation-{}", crate::store::now_millis());
+                self.show_snapshot(text, &name).await;
             }
             Out::Open => {
                 self.flush().await;
