@@ -5,8 +5,9 @@
 //! the action as first sent, never one added by `codeAction/resolve`, so resolve may add only
 //! an `edit` (Mira's actions have none). Each also carries typed `data`, which resolve checks.
 //! Clients without `codeActionLiteralSupport` get bare `Command`s, all LSP allows them.
-//! Kinds are chosen so the default menus show them: VS Code's Ctrl+. (quickfix, refactor, the
-//! empty kind), Neovim's `vim.lsp.buf.code_action()` and Helix's space a (all kinds).
+//! Kinds are chosen so the default menus show them: VS Code's Ctrl+. (`quickfix`, Mira's own
+//! `quickfix.mira`, `refactor.rewrite`), Neovim's `vim.lsp.buf.code_action()` and Helix's
+//! space a (all kinds).
 
 use std::sync::Arc;
 

@@ -21,6 +21,9 @@ pub struct ClientFeatures {
     pub code_action_literals: bool,
     /// `workspace/applyEdit` is answered (else it is refused with -32601).
     pub apply_edit: bool,
+    /// Helix: every edit leaves its buffer unsaved (`:q` refuses) and a server cannot mark it
+    /// saved, so answers come as files it loads from disk (`chat::writer`, `Delivery`).
+    pub answers_as_files: bool,
 }
 
 impl ClientFeatures {
@@ -58,6 +61,7 @@ impl ClientFeatures {
                 .as_ref()
                 .and_then(|w| w.apply_edit)
                 .unwrap_or(false),
+            answers_as_files: helix,
         }
     }
 }

@@ -145,12 +145,18 @@ pub fn footer(o: &TurnOutcome) -> String {
     )
 }
 
-/// One line for `window/showMessage` (Helix shows it in the status line).
-pub fn status_message(o: &TurnOutcome) -> String {
+/// One line for `window/showMessage` (Helix shows it in the status line). `shown`: the
+/// answer is already on screen in a document of its own, so no pointer to conversation.md.
+pub fn status_message(o: &TurnOutcome, shown: bool) -> String {
     let cost = o.cost_usd.map(|c| format!(", ${c:.4}")).unwrap_or_default();
+    let see = if shown {
+        ""
+    } else {
+        " — see conversation.md"
+    };
     match o.status {
         TurnStatus::Completed => format!(
-            "Mira answered ({} tokens in, {} out{cost}) — see conversation.md",
+            "Mira answered ({} tokens in, {} out{cost}){see}",
             o.usage.input_tokens, o.usage.output_tokens
         ),
         TurnStatus::Cancelled => "Mira: turn cancelled".to_string(),
@@ -290,6 +296,6 @@ mod tests {
             footer(&o),
             "\n\n_failed: the openai stream broke: closed_\n"
         );
-        assert!(status_message(&o).contains("stream broke"));
+        assert!(status_message(&o, false).contains("stream broke"));
     }
 }

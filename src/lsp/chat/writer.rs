@@ -157,6 +157,14 @@ enum Delivery {
 /// Snapshot files kept (older ones are removed).
 const SNAPSHOTS_KEPT: usize = 20;
 
+/// An edit of the transcript, relative to Mira's copy of it.
+enum Change {
+    /// The whole document becomes this.
+    Whole(String),
+    /// This goes at the end.
+    Append(String),
+}
+
 /// What the client said to an edit.
 #[derive(Debug, PartialEq, Eq)]
 enum Applied {
@@ -226,12 +234,11 @@ impl Writer {
         if !self.can_edit() {
             return Delivery::DiskOnly;
         }
-        let helix = self.state.session().is_some_and(|s| {
-            s.client_name
-                .as_deref()
-                .is_some_and(|n| n.to_ascii_lowercase().contains("helix"))
-        });
-        if helix {
+        if self
+            .state
+            .session()
+            .is_some_and(|s| s.features.answers_as_files)
+        {
             Delivery::Snapshots
         } else {
             Delivery::Stream
@@ -354,7 +361,10 @@ impl Writer {
                     };
                     self.state
                         .client
-                        .show_message(typ, transcript::status_message(&o))
+                        .show_message(
+                            typ,
+                            transcript::status_message(&o, self.delivery() == Delivery::Snapshots),
+                        )
                         .await;
                 }
                 if self.notifications() {
@@ -448,22 +458,35 @@ impl Writer {
             self.write_file(text).await;
             return;
         }
+        self.edit_model(Change::Whole(text)).await;
+    }
+
+    /// Sends `change` against Mira's copy of the client's transcript until the client applies
+    /// it (retrying only on `applied: false`), and keeps the copy in step.
+    async fn edit_model(&mut self, change: Change) {
         for _ in 0..APPEND_ATTEMPTS {
             self.model.reconcile(self.client_copy());
             let end = end_position(&self.model.text, self.state.encoding());
-            let range = Range {
-                start: Position::new(0, 0),
-                end,
+            let (range, new_text, after) = match &change {
+                Change::Whole(t) => (Range::new(Position::new(0, 0), end), t.clone(), t.clone()),
+                Change::Append(c) => (
+                    Range::new(end, end),
+                    c.clone(),
+                    format!("{}{c}", self.model.text),
+                ),
             };
-            match self.edit(range, text.clone()).await {
+            match self.edit(range, new_text).await {
                 Applied::Yes => {
-                    self.model.set(text);
+                    self.model.set(after);
                     return;
                 }
                 Applied::Refused => self.settle().await,
                 Applied::Failed => return,
             }
         }
+        tracing::warn!(
+            "the client kept refusing transcript edits; the answer is in `mira history`"
+        );
     }
 
     /// The transcript as the client has it, when the client has it open.
@@ -489,25 +512,7 @@ impl Writer {
             self.model.set(text);
             return;
         }
-        for _ in 0..APPEND_ATTEMPTS {
-            self.model.reconcile(self.client_copy());
-            let end = end_position(&self.model.text, self.state.encoding());
-            match self
-                .edit(Range { start: end, end }, chunk.to_string())
-                .await
-            {
-                Applied::Yes => {
-                    let text = format!("{}{chunk}", self.model.text);
-                    self.model.set(text);
-                    return;
-                }
-                Applied::Refused => self.settle().await,
-                Applied::Failed => return,
-            }
-        }
-        tracing::warn!(
-            "the client kept refusing transcript edits; the answer is in `mira history`"
-        );
+        self.edit_model(Change::Append(chunk.to_string())).await;
     }
 
     async fn edit(&mut self, range: Range, new_text: String) -> Applied {

@@ -45,12 +45,6 @@ local function draw(buf, s)
   shown[buf] = s
 end
 
---- The suggestion shown in `buf` (what would be inserted at the cursor), or nil.
-function M.text(buf)
-  local s = shown[buf or vim.api.nvim_get_current_buf()]
-  return s and s.text
-end
-
 local function byte_col(line, character, encoding)
   if encoding == 'utf-8' then return math.min(character, #line) end
   local ok, col = pcall(vim.str_byteindex, line, character, encoding == 'utf-16')
@@ -170,8 +164,6 @@ function M.enable(buf, client_id, keys)
   end
   map(keys.accept, false)
   map(keys.word, true)
-  M.ask = M.ask or {}
-  M.ask[buf] = ask
 end
 
 return M
