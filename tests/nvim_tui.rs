@@ -241,6 +241,63 @@ fn three_questions_in_the_tui_show_progress_never_prompt_and_qa_quits() {
     }
 }
 
+/// A Neovim on `main.rs` (`compute(` left open on line 2) with a completion provider that
+/// always suggests `first_arg, second);`. `extra` goes into the plugin's setup table.
+fn completion_session(
+    nvim: &Path,
+    sandbox: &common::Sandbox,
+    extra: &str,
+    n: usize,
+) -> (Tui, MockFim) {
+    let mock = MockFim::start_in_background(FimWire::Completions);
+    for _ in 0..8 {
+        mock.push(Reply::text(&["first_arg, ", "second);"]));
+    }
+    std::fs::write(
+        sandbox.project().join("main.rs"),
+        "fn main() {\n    let total = compute(\n}\n",
+    )
+    .unwrap();
+    let setup = format!(
+        "{{ cmd = {{ '{}', 'lsp' }}, {extra} settings = {{ notifications = true, completion = {{ provider = 'openai-completions', base_url = '{}', debounce_ms = 0, popup = true }} }} }}",
+        env!("CARGO_BIN_EXE_mira"),
+        mock.base_url()
+    );
+    let tui = start_tui(nvim, sandbox, Vec::new(), &setup, "main.rs", n);
+    let mut seen = Vec::new();
+    watch(&tui.t, "Neovim to start", &mut seen, |s| {
+        s.contains("fn main")
+    });
+    std::thread::sleep(Duration::from_millis(800));
+    (tui, mock)
+}
+
+/// `:w`, then the file must become `want` once the suggestion is in; then `:qa` quits.
+fn saved_then_quit(tui: &Tui, sandbox: &common::Sandbox, want: &str, why: &str) {
+    tui.t.keys(":w");
+    let file = sandbox.project().join("main.rs");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let text = std::fs::read_to_string(&file).unwrap();
+        if text.contains("first_arg") {
+            assert_eq!(text, want, "{why}");
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "never inserted:\n{}",
+            tui.t.screen()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    tui.t.keys(":qa");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !tui.status.exists() {
+        assert!(Instant::now() < deadline, ":qa did not quit");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
 /// Issue 30: ghost text where Neovim has no `vim.lsp.inline_completion` (0.11 and older):
 /// typing shows Mira's suggestion after the cursor, `<C-Right>` takes its next word and
 /// `<Tab>` the rest, in the real TUI.
@@ -253,55 +310,23 @@ fn ghost_text_is_drawn_and_accepted_in_the_tui() {
     );
     for (n, nvim) in nvims.iter().enumerate() {
         let sandbox = common::Sandbox::new();
-        let mock = MockFim::start_in_background(FimWire::Completions);
-        for _ in 0..8 {
-            mock.push(Reply::text(&["first_arg, ", "second);"]));
-        }
-        std::fs::write(
-            sandbox.project().join("main.rs"),
-            "fn main() {\n    let total = compute(\n}\n",
-        )
-        .unwrap();
-        let setup = format!(
-            "{{ cmd = {{ '{}', 'lsp' }}, settings = {{ notifications = true, completion = {{ provider = 'openai-completions', base_url = '{}', debounce_ms = 0 }} }} }}",
-            env!("CARGO_BIN_EXE_mira"),
-            mock.base_url()
-        );
-        let Tui { t, status } = start_tui(nvim, &sandbox, Vec::new(), &setup, "main.rs", 100 + n);
-        let mut seen = Vec::new();
-        watch(&t, "Neovim to start", &mut seen, |s| s.contains("fn main"));
-        std::thread::sleep(Duration::from_millis(800));
-        // Append a space after `compute(` on line 2, in insert mode: the suggestion shows.
-        t.run(&["send-keys", "-t", "mira", "2G", "A", " "]);
-        // Inline after the cursor on 0.10+, at the end of the line before.
-        watch(&t, "the ghost text", &mut seen, |s| {
+        let (tui, _mock) = completion_session(nvim, &sandbox, "", 100 + n);
+        // Append a space after `compute(` on line 2, in insert mode: the suggestion shows
+        // (inline after the cursor on 0.10+, at the end of the line before).
+        tui.t.run(&["send-keys", "-t", "mira", "2G", "A", " "]);
+        watch(&tui.t, "the ghost text", &mut Vec::new(), |s| {
             s.lines()
                 .any(|l| l.contains("compute( ") && l.contains("first_arg, second);"))
         });
-        t.run(&["send-keys", "-t", "mira", "C-Right"]);
+        tui.t.run(&["send-keys", "-t", "mira", "C-Right"]);
         std::thread::sleep(Duration::from_millis(200));
-        t.run(&["send-keys", "-t", "mira", "Tab", "Escape"]);
-        t.keys(":w");
-        let file = sandbox.project().join("main.rs");
-        let deadline = Instant::now() + Duration::from_secs(10);
-        loop {
-            let text = std::fs::read_to_string(&file).unwrap();
-            if text.contains("first_arg") {
-                assert_eq!(
-                    text, "fn main() {\n    let total = compute( first_arg, second);\n}\n",
-                    "a word, then the rest, inserted once"
-                );
-                break;
-            }
-            assert!(Instant::now() < deadline, "never accepted:\n{}", t.screen());
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        t.keys(":qa");
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while !status.exists() {
-            assert!(Instant::now() < deadline, ":qa did not quit");
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        tui.t.run(&["send-keys", "-t", "mira", "Tab", "Escape"]);
+        saved_then_quit(
+            &tui,
+            &sandbox,
+            "fn main() {\n    let total = compute( first_arg, second);\n}\n",
+            "a word, then the rest, inserted once",
+        );
         say(format!(
             "{}: ghost text drawn and accepted",
             common::nvim::version(nvim)
@@ -320,49 +345,21 @@ fn the_popup_inserts_the_whole_suggestion_in_the_tui() {
     );
     for (n, nvim) in nvims.iter().enumerate() {
         let sandbox = common::Sandbox::new();
-        let mock = MockFim::start_in_background(FimWire::Completions);
-        for _ in 0..8 {
-            mock.push(Reply::text(&["first_arg, ", "second);"]));
-        }
-        std::fs::write(
-            sandbox.project().join("main.rs"),
-            "fn main() {\n    let total = compute(\n}\n",
-        )
-        .unwrap();
-        let setup = format!(
-            "{{ cmd = {{ '{}', 'lsp' }}, inline_completion = false, settings = {{ notifications = true, completion = {{ provider = 'openai-completions', base_url = '{}', debounce_ms = 0, popup = true }} }} }}",
-            env!("CARGO_BIN_EXE_mira"),
-            mock.base_url()
-        );
-        let Tui { t, status } = start_tui(nvim, &sandbox, Vec::new(), &setup, "main.rs", 200 + n);
-        let mut seen = Vec::new();
-        watch(&t, "Neovim to start", &mut seen, |s| s.contains("fn main"));
-        std::thread::sleep(Duration::from_millis(800));
-        t.run(&["send-keys", "-t", "mira", "2G", "A", "C-x", "C-o"]);
-        watch(&t, "the suggestion", &mut seen, |s| s.contains("first_arg"));
+        let (tui, _mock) =
+            completion_session(nvim, &sandbox, "inline_completion = false,", 200 + n);
+        tui.t
+            .run(&["send-keys", "-t", "mira", "2G", "A", "C-x", "C-o"]);
+        watch(&tui.t, "the suggestion", &mut Vec::new(), |s| {
+            s.contains("first_arg")
+        });
         std::thread::sleep(Duration::from_millis(300));
-        t.run(&["send-keys", "-t", "mira", "C-y", "Escape"]);
-        t.keys(":w");
-        let file = sandbox.project().join("main.rs");
-        let deadline = Instant::now() + Duration::from_secs(10);
-        loop {
-            let text = std::fs::read_to_string(&file).unwrap();
-            if text.contains("first_arg") {
-                assert_eq!(
-                    text, "fn main() {\n    let total = compute(first_arg, second);\n}\n",
-                    "the whole suggestion, once"
-                );
-                break;
-            }
-            assert!(Instant::now() < deadline, "never inserted:\n{}", t.screen());
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        t.keys(":qa");
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while !status.exists() {
-            assert!(Instant::now() < deadline, ":qa did not quit");
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        tui.t.run(&["send-keys", "-t", "mira", "C-y", "Escape"]);
+        saved_then_quit(
+            &tui,
+            &sandbox,
+            "fn main() {\n    let total = compute(first_arg, second);\n}\n",
+            "the whole suggestion, once",
+        );
         say(format!(
             "{}: the popup inserted the whole suggestion",
             common::nvim::version(nvim)
