@@ -440,7 +440,7 @@ impl Writer {
         let body = text.clone();
         let written = tokio::task::spawn_blocking(move || {
             path.parent().map(std::fs::create_dir_all).transpose()?;
-            std::fs::write(&path, body)
+            write_whole(&path, &body)
         })
         .await;
         if !matches!(written, Ok(Ok(()))) {
@@ -578,8 +578,8 @@ impl Writer {
         let (body, transcript, target) = (text.clone(), self.path.clone(), file.clone());
         let written = tokio::task::spawn_blocking(move || -> std::io::Result<()> {
             std::fs::create_dir_all(&dir)?;
-            std::fs::write(&target, &body)?;
-            std::fs::write(&transcript, &body)?;
+            write_whole(&target, &body)?;
+            write_whole(&transcript, &body)?;
             prune(&dir, SNAPSHOTS_KEPT);
             Ok(())
         })
@@ -655,6 +655,16 @@ impl Writer {
             .await;
         self.progress.insert(turn.to_string(), p);
     }
+}
+
+/// Replaces `path` with `body` in one step (a temporary file renamed over it): an editor
+/// loading the file meanwhile reads the old text or the new one, never a truncated one
+/// (Neovim 0.7's plugin loads the transcript while Mira rewrites it; an empty read lost the
+/// question from the buffer).
+fn write_whole(path: &std::path::Path, body: &str) -> std::io::Result<()> {
+    let tmp = path.with_extension("md.partial");
+    std::fs::write(&tmp, body)?;
+    std::fs::rename(&tmp, path)
 }
 
 /// Removes all but the newest `keep` files of `dir` (by modification time).
