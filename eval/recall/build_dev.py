@@ -245,7 +245,8 @@ def s_exam(r):
 
 
 EVENTS = {
-    "pet": dict(slots=s_pet, intro=[
+    "pet": dict(slots=s_pet, ask=[("Wait, did you end up getting that {animal} you kept talking about?", "We did, {when}! A {breed} {young}, and her name is {pet}.")],
+        intro=[
         "Big news: {when} we adopted a {breed} {young} from the shelter! We named her {pet}.",
         "So {when} I finally brought home a little {breed} {young}. Her name is {pet} and she already runs the place.",
         "Guess who has a new roommate? A tiny {breed} {young} called {pet}, I picked her up {when}."],
@@ -259,7 +260,8 @@ EVENTS = {
         follow=[("{pet} chewed through my favourite running shoes this morning, I can't even be mad.", "What did {S}'s {animal} chew up?", "running shoes"),
                 ("Took {pet} to the vet for her shots yesterday and she didn't even flinch.", "Where did {S} take {pos} {animal} for vaccinations?", "the vet"),
                 ("{pet} learned to sit and roll over in one week, I'm so proud of her.", "What tricks has {S}'s {animal} learned?", "sit and roll over")]),
-    "job": dict(slots=s_job, intro=[
+    "job": dict(slots=s_job, ask=[("So how did the job hunt end up going?", "They called {when}: I start as a {role} at {org} next month!")],
+        intro=[
         "I have news: I accepted an offer {when} and I'm starting as a {role} at {org}!",
         "So {when} I signed the contract. I'm officially the new {role} at {org}.",
         "Remember that interview I was nervous about? They called {when}, I got the {role} position at {org}!"],
@@ -270,7 +272,8 @@ EVENTS = {
         para=[("What is {S}'s current occupation?", "{role}"), ("Which employer hired {S}?", "{org}")],
         follow=[("My manager put me in charge of training the summer interns already. Week three!", "What is {S} responsible for in the {role} role?", "training the summer interns"),
                 ("We had our first team outing last Friday, bowling, and I came dead last.", "What did {S} do with the coworkers from {org}?", "bowling")]),
-    "move": dict(slots=s_move, intro=[
+    "move": dict(slots=s_move, ask=[("Did you ever decide where you're moving?", "Yep, {city}! We signed the lease {when}.")],
+        intro=[
         "We finally moved! {when} we signed the lease on a place in {city}.",
         "Big change: I packed up everything and relocated to {city} {when}.",
         "The movers came {when}. I live in {city} now, can you believe it?"],
@@ -280,7 +283,8 @@ EVENTS = {
         temporal=["When did {S} move to {city}?", "When did {S} change cities?", "When did {S} leave the old apartment behind?"],
         para=[("In what town is {S}'s current residence?", "{city}"), ("Where is {S}'s home these days?", "{city}")],
         follow=[("There's a tiny bakery around the corner from the new apartment, their cardamom buns are unreal.", "What pastry does {S} love near {pos} place in {city}?", "cardamom buns")]),
-    "instr": dict(slots=s_instr, intro=[
+    "instr": dict(slots=s_instr, ask=[("Are you still thinking about learning an instrument?", "I actually started {when}! {teacher} is teaching me {instrument}.")],
+        intro=[
         "I started taking {instrument} lessons {when}! My teacher, {teacher}, is super patient with me.",
         "{When} I finally bought a {instrument} and booked weekly lessons with a teacher called {teacher}."],
         react=["That's so cool! Play me something next time.", "I tried learning an instrument once... my neighbours were not fans."],
@@ -289,7 +293,8 @@ EVENTS = {
         temporal=["When did {S} start {instrument} lessons?", "When did {S} begin studying music?"],
         para=[("Which musical skill is {S} picking up?", "{instrument}")],
         follow=[("{teacher} says I'm ready to play at the spring recital. I'm terrified!", "What is {S} preparing for with {pos} {instrument} teacher?", "the spring recital")]),
-    "trip": dict(slots=s_trip, intro=[
+    "trip": dict(slots=s_trip, ask=[("Where did you end up going on vacation?", "{dest}! We flew out {when}, me and my {companion}.")],
+        intro=[
         "We just got back from {dest}! We flew out {when} with my {companion} and it was incredible.",
         "{When} I went to {dest} with my {companion}. First real vacation in years."],
         react=["Jealous! What was the highlight?", "Oh wow, {dest} has been on my list forever."],
@@ -316,7 +321,8 @@ EVENTS = {
         para=[("In which city does {S}'s sibling reside?", "{city}")],
         follow=[("{sib} just got engaged! {sp2} called me at midnight screaming.", "Which of {S}'s relatives in {city} got engaged?", "{pos} {rel} {sib}"),
                 ("{sib} is coming to stay with me for a whole week next month.", "Who from {city} is staying with {S} next month?", "{pos} {rel} {sib}")]),
-    "car": dict(slots=s_car, intro=[
+    "car": dict(slots=s_car, ask=[("Are you still taking the bus everywhere?", "Not anymore, I bought a {car} {when}!")],
+        intro=[
         "I finally traded in my old car {when}, I got a {car}!",
         "{When} I drove home a {car}. No more begging for rides!"],
         react=["Nice! Road trip soon?", "Ooh, fancy. How does it drive?"],
@@ -325,7 +331,8 @@ EVENTS = {
         temporal=["When did {S} buy the {car_short}?", "When did {S} get new wheels?", "When did {S} replace the old vehicle?"],
         para=[("Which vehicle does {S} own these days?", "a {car}")],
         follow=[("Took the new wheels up the coast last weekend, six hundred miles without a single hiccup.", "How far did {S} drive the {car_short} on the coast trip?", "six hundred miles")]),
-    "injury": dict(slots=s_injury, intro=[
+    "injury": dict(slots=s_injury, ask=[("Why haven't you been at the gym lately?", "I {injury} {when}, {activity}. Six weeks of rest, doctor's orders.")],
+        intro=[
         "Ugh, I {injury} {when} {activity}. Doctor says six weeks of rest.",
         "So I {injury} {when}, {activity} of all things. I'm stuck on the couch."],
         react=["Oh no! I'm so sorry, is there anything I can do?", "That sounds awful. Feel better soon!"],
@@ -433,7 +440,8 @@ EVENTS = {
         detail=["My hands are covered in chalk and calluses.", "I finally sent a route I'd been stuck on for weeks."],
         single=[("How often does {S} go climbing?", "{freq}")],
         para=[("Which sport keeps {S} busy several evenings weekly?", "bouldering / rock climbing")]),
-    "grand": dict(slots=s_grand, intro=[
+    "grand": dict(slots=s_grand, ask=[("How old is your {gp} now?", "{Age}! We threw a surprise party {when}.")],
+        intro=[
         "My {gp} turned {age} {when} and the whole family threw a surprise party.",
         "{When} we celebrated my {gp}'s {age}th... well, {age} years! Everyone flew in."],
         react=["That's wonderful! What's the secret?", "Happy birthday to them!"],
@@ -441,7 +449,8 @@ EVENTS = {
         single=[("How old did {S}'s {gp} turn?", "{age}")],
         temporal=["When was {S}'s {gp}'s birthday party?", "When did {S}'s family gather for an elderly relative's celebration?"],
         para=[("Which of {S}'s elderly relatives celebrated a milestone age?", "{pos} {gp}, who turned {age}")]),
-    "anniv": dict(slots=s_anniv, intro=[
+    "anniv": dict(slots=s_anniv, ask=[("How long have you and {partner} been together now?", "It was our {n} anniversary {when}! We had dinner at {rest}.")],
+        intro=[
         "{When} {partner} and I celebrated our {n} anniversary with dinner at {rest}.",
         "Our {n} anniversary was {when}! {partner} booked a table at {rest}."],
         react=["Happy anniversary to you both!", "Aww, you two are goals."],
@@ -458,7 +467,8 @@ EVENTS = {
         single=[("What does {S} do every morning?", "meditates for {mins} minutes")],
         temporal=["When did {S} start meditating?", "When did {S} begin the daily mindfulness practice?"],
         para=[("How has {S} been managing stress?", "meditating for {mins} minutes every morning")]),
-    "exam": dict(slots=s_exam, intro=[
+    "exam": dict(slots=s_exam, ask=[("Did you hear back about that exam?", "I passed! The {exam} results came {when}.")],
+        intro=[
         "I passed the {exam} exam {when}! All those weekends of studying paid off.",
         "{When} I got my results: I passed the {exam} exam!"],
         react=["Congratulations!!! I knew you would.", "That's huge, we need to celebrate."],
@@ -734,13 +744,21 @@ def build_conv(r, idx, used_names):
         ev = EVENTS[k]
         f = fmtmap(spk, slots)
         intros = ev["intro"]
-        tmpl = pick(r, intros)
         phrase, code = pick(r, WHEN)
         f["when"] = phrase
+        if ev.get("ask") and r.random() < 0.4:
+            # LoCoMo-style: the other speaker asks (with the topic's words), the answer turn
+            # carries the fact and is the evidence, often without the topic's words
+            ask, tmpl = pick(r, ev["ask"])
+            intro = fill(tmpl, f)
+            ref = {"text": intro}
+            block = [(other, {"text": fill(ask, f)}), (spk, ref)]
+        else:
+            tmpl = pick(r, intros)
+            intro = fill(tmpl, f)
+            ref = {"text": intro}
+            block = [(spk, ref), (other, {"text": vary(r, fill(pick(r, ev["react"]), f))})]
         has_when = "{when}" in tmpl or "{When}" in tmpl
-        intro = fill(tmpl, f)
-        ref = {"text": intro}
-        block = [(spk, ref), (other, {"text": vary(r, fill(pick(r, ev["react"]), f))})]
         if r.random() < 0.7:
             block.append((spk, {"text": vary(r, fill(pick(r, ev["detail"]), f))}))
         if r.random() < 0.3:

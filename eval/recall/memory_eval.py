@@ -142,6 +142,14 @@ REMEMBERED = re.compile(r"(?:Remembered|Already remembered as) #(\d+)")
 HIT_LINE = re.compile(r"^#(\d+) \[", re.M)
 
 
+def neighbours(dia):
+    m = re.fullmatch(r"D(\d+):(\d+)", dia)
+    if not m:
+        return {dia}
+    s, t = int(m.group(1)), int(m.group(2))
+    return {f"D{s}:{t + d}" for d in (-1, 0, 1) if t + d >= 1}
+
+
 def isolated_env(home):
     env = {k: v for k, v in os.environ.items() if not k.startswith("MIRA_") and not k.endswith("_API_KEY")}
     cfg = Path(home) / "config.toml"
@@ -202,7 +210,11 @@ def run_conv(conv, binary, args, misses):
                 for t in ts:
                     covered.setdefault(t, r + 1)
             all_rank = max((covered.get(e, 10 ** 9) for e in ev), default=None)
-            results.append(dict(category=q["category"], first=first, all_rank=all_rank, n_ev=len(ev)))
+            # diagnostic: a hit within one turn of an evidence turn, same session (what a
+            # neighbour window or multi-turn chunks would turn into a hit)
+            near = {n for e in ev for n in neighbours(e)}
+            near_first = next((r + 1 for r, ts in enumerate(ranked) if near & set(ts)), None)
+            results.append(dict(category=q["category"], first=first, all_rank=all_rank, n_ev=len(ev), near_first=near_first))
             if misses is not None and (first is None or first > 5):
                 misses.append(dict(conv=conv["id"], category=q["category"], question=q["question"],
                                    answer=q["answer"], first_rank=first,
@@ -229,6 +241,7 @@ def summarize(results, k):
         n=n,
         hit1=hit(1), hit5=hit(5), hit10=hit(10),
         mrr=sum(1 / r["first"] for r in results if r["first"] is not None and r["first"] <= k) / n,
+        near5=sum(1 for r in results if r["near_first"] is not None and r["near_first"] <= 5) / n,
         n_multi_evidence=len(multi),
         all5=(sum(1 for r in multi if r["all_rank"] <= 5) / len(multi)) if multi else None,
         all10=(sum(1 for r in multi if r["all_rank"] <= 10) / len(multi)) if multi else None,
@@ -241,13 +254,13 @@ def fmt(v):
 
 def print_table(title, rows, order):
     print(f"\n{title}")
-    print(f"  {'category':14s} {'n':>5s} {'hit@1':>6s} {'hit@5':>6s} {'hit@10':>6s} {'MRR':>6s}   {'all@5':>6s} {'all@10':>6s} (multi-evidence n)")
+    print(f"  {'category':14s} {'n':>5s} {'hit@1':>6s} {'hit@5':>6s} {'hit@10':>6s} {'MRR':>6s}   {'all@5':>6s} {'all@10':>6s} (multi-ev. n)  {'±1@5':>6s}")
     for cat in order:
         s = rows.get(cat)
         if not s or not s.get("n"):
             continue
         print(f"  {cat:14s} {s['n']:5d} {fmt(s['hit1'])} {fmt(s['hit5'])} {fmt(s['hit10'])} {fmt(s['mrr'])}   "
-              f"{fmt(s['all5'])} {fmt(s['all10'])} ({s['n_multi_evidence']})")
+              f"{fmt(s['all5'])} {fmt(s['all10'])} {'(' + str(s['n_multi_evidence']) + ')':>13s}  {fmt(s['near5'])}")
 
 
 def resolve_bin(arg):
@@ -351,8 +364,10 @@ def main():
     title = (f"{args.dataset}: {len(convs)} conversations, memories as \"{fmt_name}\", recall via {args.recall_via}, "
              f"k={args.k}; binary {bininfo['source']} ({bininfo['version']}, sha256 {bininfo['sha256_12']}, built {bininfo['built']})")
     print_table(title, rows, order + [label])
+    print("  all@k: every evidence turn in the top k (questions with several evidence turns only);"
+          " ±1@5: diagnostic, a top-5 hit within one turn of an evidence turn (same session)")
     if args.dataset == "locomo":
-        print("  (adversarial = LoCoMo category 5: not in the overall figure)")
+        print("  adversarial = LoCoMo category 5: not in the overall figure")
     print(f"  recall latency: p50 {lat['p50_ms']:.1f} ms, p99 {lat['p99_ms']:.1f} ms over {lat['n']} queries "
           f"({'wall time of one `mira recall` process, process start included' if args.recall_via == 'cli' else 'one MCP tools/call round trip, no process start'})")
     print(f"  total wall time {wall:.0f} s")
