@@ -668,6 +668,15 @@ def when_answer(phrase, code, sdate):
     return fmt_date(sdate - dt.timedelta(days=code))
 
 
+def anchor(r, q, spk, date):  # noqa: ARG001 (spk kept for wording variants)
+    """A quarter of single-hop and preference questions name the day it was said, as many
+    LoCoMo questions do ("What exciting news did Maria share on 16 June, 2023?")."""
+    if r.random() >= 0.25:
+        return q
+    day = f"{date.day} {MONTHS[date.month - 1]}, {date.year}"
+    return q.rstrip("?") + pick(r, [f", as mentioned on {day}?", f" (said on {day})?", f", according to the chat on {day}?"])
+
+
 class Fmt(dict):
     def __missing__(self, k):
         if k[:1].isupper() and k.lower() in self:
@@ -682,6 +691,12 @@ def fill(t, f):
 
 
 # ----------------------------------------------------------------------------- build
+def later_session(r, sessions, s):
+    """The least busy of three random sessions after s (keeps sessions near 15-25 turns)."""
+    cands = [r.randrange(s + 1, len(sessions)) for _ in range(3)]
+    return min(cands, key=lambda i: sum(len(b) for b in sessions[i]))
+
+
 def build_conv(r, idx, used_names):
     names = [n for n in FIRST if n not in used_names]
     a, b = r.sample(names, 2)
@@ -735,7 +750,7 @@ def build_conv(r, idx, used_names):
             block = [(spk, ref), (other, {"text": vary(r, pick(r, REACT))})]
             sessions[s].append(block)
             q, ans = pick(r, p["single"])
-            pending_q.append(("preference", fill(q, f), ans.format_map(f), [ref]))
+            pending_q.append(("preference", anchor(r, fill(q, f), spk, dates[s]), ans.format_map(f), [ref]))
             pq = [fill(x, f) for x in p["para"]]
             pq = [x for x in pq if not (content(x, (a, b)) & content(intro, (a, b)))]
             if pq and r.random() < 0.6:
@@ -767,7 +782,7 @@ def build_conv(r, idx, used_names):
         singles = ev["single"][:]
         r.shuffle(singles)
         for q, ans in singles[: 1 if r.random() < 0.5 else 2]:
-            pending_q.append(("single_hop", fill(q, f), ans.format_map(f), [ref]))
+            pending_q.append(("single_hop", anchor(r, fill(q, f), spk, dates[s]), ans.format_map(f), [ref]))
         if has_when and ev.get("temporal"):
             pending_q.append(("temporal", fill(pick(r, ev["temporal"]), f), when_answer(phrase, code, dates[s]), [ref]))
         pq = [(fill(x, f), y.format_map(f)) for x, y in ev.get("para", [])]
@@ -777,11 +792,11 @@ def build_conv(r, idx, used_names):
             pending_q.append(("paraphrase", pq, pa, [ref]))
         for line in r.sample(CHATTER[k], min(len(CHATTER[k]), r.randint(1, 3))):
             if s + 1 < n_sessions:
-                cs = r.randrange(s + 1, n_sessions)
+                cs = later_session(r, sessions, s)
                 sessions[cs].append([(spk, {"text": vary(r, fill(line, f))}), (other, {"text": vary(r, pick(r, REACT))})])
         if ev.get("follow") and r.random() < 0.85:
             ftxt, fq, fans = pick(r, ev["follow"])
-            fs = r.randrange(s + 1, n_sessions)
+            fs = later_session(r, sessions, s)
             fref = {"text": fill(ftxt, f)}
             sessions[fs].append([(spk, fref), (other, {"text": vary(r, pick(r, REACT))})])
             pending_q.append(("multi_hop", fill(fq, f), fans.format_map(f), [ref, fref]))

@@ -301,7 +301,7 @@ def main():
     ap.add_argument("--recall-via", choices=["cli", "mcp"], default="cli",
                     help="cli: one `mira recall --json` process per question (latency includes process start); mcp: the recall tool")
     ap.add_argument("-k", type=int, default=10, help="recall limit (default 10)")
-    ap.add_argument("--out", help="JSON summary path (default eval/recall/out/<dataset>[-dates][-mcp].json)")
+    ap.add_argument("--out", help="JSON summary path (default eval/recall/out/<dataset>[-dates][-mcp][-firstN].json)")
     ap.add_argument("--misses", help="write the questions with no evidence in the top 5 here (jsonl; default next to --out)")
     ap.add_argument("--keep-homes", action="store_true", help="keep each conversation's MIRA_HOME for inspection")
     args = ap.parse_args()
@@ -329,7 +329,8 @@ def main():
     if args.limit_convs:
         convs = convs[: args.limit_convs]
 
-    suffix = ("-dates" if args.with_dates else "") + ("-mcp" if args.recall_via == "mcp" else "")
+    suffix = (("-dates" if args.with_dates else "") + ("-mcp" if args.recall_via == "mcp" else "")
+              + (f"-first{args.limit_convs}" if args.limit_convs else ""))
     out = Path(args.out) if args.out else HERE / "out" / f"{args.dataset}{suffix}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     misses_path = Path(args.misses) if args.misses else out.with_name(out.stem + "-misses.jsonl")
