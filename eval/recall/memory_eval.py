@@ -31,6 +31,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
@@ -138,7 +139,10 @@ class Mcp:
             self.p.kill()
 
 
-REMEMBERED = re.compile(r"(?:Remembered|Already remembered as) #(\d+)")
+# "Remembered #N (fact, global)", "Already remembered as #N (seen k times)", and, with an
+# embedder, "Already remembered in other words as #N (...)"; "; supersedes #M: ..." may follow
+REMEMBERED = re.compile(r"^(Remembered|Already remembered as|Already remembered in other words as) #(\d+)")
+SUPERSEDES = re.compile(r"; supersedes #(\d+)")
 HIT_LINE = re.compile(r"^#(\d+) \[", re.M)
 
 
@@ -175,6 +179,8 @@ def run_conv(conv, binary, args, misses):
         mcp = Mcp(binary, env, home)
         id2turns = {}
         turn_text = {}
+        outcomes = Counter()
+        superseded = set()
         t0 = time.perf_counter()
         for date, turns in conv["sessions"]:
             for dia, spk, text in turns:
@@ -184,7 +190,12 @@ def run_conv(conv, binary, args, misses):
                 m = REMEMBERED.search(out)
                 if not m:
                     raise RuntimeError(f"remember answered {out!r} for {dia}")
-                id2turns.setdefault(int(m.group(1)), []).append(dia)
+                outcomes[{"Remembered": "created", "Already remembered as": "repeated"}.get(m.group(1), "similar")] += 1
+                id2turns.setdefault(int(m.group(2)), []).append(dia)
+                for old in SUPERSEDES.findall(out):
+                    # the old memory is never recalled again: its turns are lost to recall
+                    outcomes["superseded"] += 1
+                    superseded.add(int(old))
         ingest_s = time.perf_counter() - t0
         results = []
         lat = []
@@ -222,7 +233,7 @@ def run_conv(conv, binary, args, misses):
                                    top5=[(i, id2turns.get(i, ["?"])[0], turn_text.get(id2turns.get(i, ["?"])[0], "?"))
                                          for i in ids[:5]]))
         mcp.close()
-        return results, lat, ingest_s, sum(len(t) for _, t in conv["sessions"]), len(id2turns)
+        return results, lat, ingest_s, sum(len(t) for _, t in conv["sessions"]), len(id2turns), outcomes
     finally:
         if not args.keep_homes:
             shutil.rmtree(home, ignore_errors=True)
@@ -333,21 +344,26 @@ def main():
               + (f"-first{args.limit_convs}" if args.limit_convs else ""))
     out = Path(args.out) if args.out else HERE / "out" / f"{args.dataset}{suffix}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
-    misses_path = Path(args.misses) if args.misses else out.with_name(out.stem + "-misses.jsonl")
+    misses_path = Path(args.misses) if args.misses else (
+        Path(os.devnull) if str(out) == os.devnull else out.with_name(out.stem + "-misses.jsonl"))
     misses = []
 
     all_results, all_lat = [], []
+    all_outcomes = Counter()
     per_conv = []
     t0 = time.perf_counter()
     for c in convs:
-        res, lat, ingest_s, n_turns, n_mem = run_conv(c, binary, args, misses)
+        res, lat, ingest_s, n_turns, n_mem, outcomes = run_conv(c, binary, args, misses)
+        all_outcomes.update(outcomes)
         all_results += res
         all_lat += lat
         hit5 = sum(1 for r in res if r["category"] in main_cats and r["first"] and r["first"] <= 5)
         n_main = sum(1 for r in res if r["category"] in main_cats)
         per_conv.append(dict(id=c["id"], turns=n_turns, memories=n_mem, questions=len(res),
-                             ingest_s=round(ingest_s, 2), hit5=round(hit5 / max(1, n_main), 3)))
-        print(f"  {c['id']}: {n_turns} turns -> {n_mem} memories in {ingest_s:.1f} s "
+                             ingest_s=round(ingest_s, 2), hit5=round(hit5 / max(1, n_main), 3), remember=dict(outcomes)))
+        merged = f" ({outcomes['similar']} merged as similar)" if outcomes["similar"] else ""
+        merged += f" ({outcomes['superseded']} superseded)" if outcomes["superseded"] else ""
+        print(f"  {c['id']}: {n_turns} turns -> {n_mem} memories{merged} in {ingest_s:.1f} s "
               f"({n_turns / max(ingest_s, 1e-9):.0f}/s), {len(res)} questions, hit@5 {hit5 / max(1, n_main):.3f}",
               file=sys.stderr)
     wall = time.perf_counter() - t0
@@ -371,12 +387,16 @@ def main():
         print("  adversarial = LoCoMo category 5: not in the overall figure")
     print(f"  recall latency: p50 {lat['p50_ms']:.1f} ms, p99 {lat['p99_ms']:.1f} ms over {lat['n']} queries "
           f"({'wall time of one `mira recall` process, process start included' if args.recall_via == 'cli' else 'one MCP tools/call round trip, no process start'})")
+    n_turns_all = sum(all_outcomes.values()) - all_outcomes["superseded"]
+    print(f"  remember: {all_outcomes['created']} created, {all_outcomes['repeated']} identical repeats, "
+          f"{all_outcomes['similar']} merged into a similar memory, {all_outcomes['superseded']} superseded "
+          f"(of {n_turns_all} turns; a merged turn counts as found when its memory is)")
     print(f"  total wall time {wall:.0f} s")
     if bininfo["note"]:
         print(f"  NOTE: {bininfo['note']}")
 
     summary = dict(dataset=args.dataset, source=str(src_path), conversations=len(convs), with_dates=args.with_dates,
-                   recall_via=args.recall_via, k=args.k, binary=bininfo, categories=by_cat, overall=overall,
+                   recall_via=args.recall_via, k=args.k, binary=bininfo, remember=dict(all_outcomes), categories=by_cat, overall=overall,
                    overall_categories=main_cats, latency=lat, per_conversation=per_conv, wall_s=round(wall, 1),
                    when=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
     out.write_text(json.dumps(summary, indent=1) + "\n")
