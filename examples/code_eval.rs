@@ -56,14 +56,14 @@ fn main() {
         &lists.iter().map(|l| l.bm25.clone()).collect::<Vec<_>>(),
     );
 
-    let Some(model_dir) = model_dir else {
-        println!("(no --model-dir: vectors and fusion not measured)");
-        return;
-    };
-    let cfg = EmbedderConfig {
-        provider: EmbedderKind::Local,
-        model_dir: Some(model_dir),
-        ..Default::default()
+    // the built-in embedder unless a MiniLM directory is given
+    let cfg = match model_dir {
+        Some(dir) => EmbedderConfig {
+            provider: EmbedderKind::Local,
+            model_dir: Some(dir),
+            ..Default::default()
+        },
+        None => EmbedderConfig::default(),
     };
     let embedder = match Embedder::from_config(&cfg, None) {
         Ok(Some(e)) => e,
@@ -75,6 +75,7 @@ fn main() {
             std::process::exit(2);
         }
     };
+    println!("embedder: {}", embedder.model_id());
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

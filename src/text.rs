@@ -95,11 +95,98 @@ fn flush(parts: &mut Vec<String>, cur: &mut String) {
 /// Words that carry no signal in a recall query. Kept short on purpose: BM25's IDF already
 /// discounts common words, this only removes question scaffolding that would match everything.
 const STOP_WORDS: &[&str] = &[
-    "a", "about", "an", "and", "are", "as", "at", "be", "by", "can", "could", "did", "do", "does",
-    "for", "from", "had", "has", "have", "how", "i", "if", "in", "is", "it", "its", "me", "my",
-    "of", "on", "or", "our", "remember", "should", "so", "tell", "that", "the", "their", "there",
-    "these", "this", "to", "us", "was", "we", "were", "what", "when", "where", "which", "who",
-    "why", "will", "with", "would", "you", "your",
+    "a",
+    "about",
+    "an",
+    "and",
+    "are",
+    "as",
+    "at",
+    "be",
+    "by",
+    "can",
+    "could",
+    "did",
+    "do",
+    "does",
+    "for",
+    "from",
+    "had",
+    "has",
+    "have",
+    "how",
+    "i",
+    "if",
+    "in",
+    "is",
+    "it",
+    "its",
+    "me",
+    "my",
+    "of",
+    "on",
+    "or",
+    "our",
+    "remember",
+    "should",
+    "so",
+    "tell",
+    "that",
+    "the",
+    "their",
+    "there",
+    "these",
+    "this",
+    "to",
+    "us",
+    "was",
+    "we",
+    "were",
+    "what",
+    "when",
+    "where",
+    "which",
+    "who",
+    "why",
+    "will",
+    "with",
+    "would",
+    "you",
+    "your",
+    // Third-person pronouns: rare in first-person notes and chat, so a high IDF would let a
+    // lone "her" outrank the memory a question is about (measured by eval/recall).
+    "he",
+    "him",
+    "his",
+    "himself",
+    "she",
+    "her",
+    "hers",
+    "herself",
+    "they",
+    "them",
+    "themselves",
+    // What an apostrophe leaves behind: "Mila's" → "mila" "s", and "s" matches every "it's".
+    "s",
+    "t",
+    "d",
+    "ll",
+    "re",
+    "ve",
+    "m",
+    // Verbs that carry the question, not its subject ("what job did she get?").
+    "get",
+    "got",
+    "gets",
+    "getting",
+    "go",
+    "going",
+    "went",
+    "any",
+    "some",
+    "something",
+    "thing",
+    "things",
 ];
 
 /// Turns free text into an FTS5 MATCH expression: every token quoted (FTS5 syntax errors on
@@ -140,6 +227,24 @@ pub fn fts_terms(text: &str) -> Vec<String> {
 
 /// Content words of `text`: lower-cased, stop words dropped, a plural `s` stripped.
 pub fn content_words(text: &str) -> std::collections::HashSet<String> {
+    content_sequence(text).into_iter().collect()
+}
+
+/// True when `new` says nothing `old` does not already say: every content word (including
+/// every number and identifier) of `new` appears in `old`, in the same order. The gate for similarity dedup, so
+/// that "port 8080" is never merged into "port 9090" however close their embeddings are.
+pub fn adds_nothing(new: &str, old: &str) -> bool {
+    // In order and with repeats: "writer 1 remembers fact 0" says something that "writer 0
+    // remembers fact 1" does not, though every word of it is there. A reworded memory keeps
+    // its order; one that does not is kept twice rather than lost.
+    let old = content_sequence(old);
+    let mut rest = old.iter();
+    content_sequence(new)
+        .iter()
+        .all(|w| rest.by_ref().any(|o| o == w))
+}
+
+fn content_sequence(text: &str) -> Vec<String> {
     words(text)
         .map(str::to_lowercase)
         .filter(|w| !STOP_WORDS.contains(&w.as_str()))
@@ -148,13 +253,6 @@ pub fn content_words(text: &str) -> std::collections::HashSet<String> {
             _ => w,
         })
         .collect()
-}
-
-/// True when `new` says nothing `old` does not already say: every content word (including
-/// every number and identifier) of `new` appears in `old`. The gate for similarity dedup, so
-/// that "port 8080" is never merged into "port 9090" however close their embeddings are.
-pub fn adds_nothing(new: &str, old: &str) -> bool {
-    content_words(new).is_subset(&content_words(old))
 }
 
 /// True when a query looks like an identifier search (camelCase, snake_case, `::`, `.` paths)
@@ -175,6 +273,20 @@ mod tests {
         assert_eq!(normalise("  Use   TABS.\n"), "use tabs");
         assert_eq!(normalise("Use tabs"), normalise("use  tabs!"));
         assert_ne!(norm_hash("use tabs"), norm_hash("use spaces"));
+    }
+
+    #[test]
+    fn a_text_adds_nothing_only_when_its_words_are_there_in_order() {
+        assert!(!adds_nothing(
+            "writer 1 remembers fact number 1",
+            "writer 0 remembers fact number 1"
+        ));
+        assert!(!adds_nothing(
+            "writer 1 remembers fact number 0",
+            "writer 0 remembers fact number 1"
+        ));
+        assert!(adds_nothing("Use tabs in Go", "We use tabs in Go and Rust"));
+        assert!(adds_nothing("port 8080", "the API listens on port 8080"));
     }
 
     #[test]

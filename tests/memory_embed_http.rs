@@ -368,11 +368,14 @@ async fn unreachable_server_and_bad_config_are_clear() {
 
     let err = Embedder::from_config(&config(Provider::Openai, "localhost:1234"), None).unwrap_err();
     assert!(err.to_string().contains("must start with http://"), "{err}");
-    assert!(
-        Embedder::from_config(&EmbedderConfig::default(), None)
-            .unwrap()
-            .is_none()
-    );
+    // the default is the built-in table; `none` turns vectors off
+    let default = Embedder::from_config(&EmbedderConfig::default(), None).unwrap();
+    assert!(default.is_some_and(|e| e.model_id().starts_with("builtin:")));
+    let off = EmbedderConfig {
+        provider: Provider::None,
+        ..EmbedderConfig::default()
+    };
+    assert!(Embedder::from_config(&off, None).unwrap().is_none());
     #[cfg(not(feature = "local-embeddings"))]
     {
         let err = Embedder::from_config(

@@ -154,10 +154,14 @@ def neighbours(dia):
     return {f"D{s}:{t + d}" for d in (-1, 0, 1) if t + d >= 1}
 
 
+CONFIG_TOML = os.environ.get("MIRA_EVAL_CONFIG", "")
+
+
 def isolated_env(home):
     env = {k: v for k, v in os.environ.items() if not k.startswith("MIRA_") and not k.endswith("_API_KEY")}
     cfg = Path(home) / "config.toml"
-    cfg.write_text("")
+    # empty by default (Mira's defaults are what is measured); MIRA_EVAL_CONFIG tries others
+    cfg.write_text(CONFIG_TOML)
     (Path(home) / "xdg").mkdir(exist_ok=True)
     env.update(MIRA_HOME=str(home), MIRA_CONFIG=str(cfg), XDG_CONFIG_HOME=str(Path(home) / "xdg"))
     return env

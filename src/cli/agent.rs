@@ -55,7 +55,7 @@ pub(crate) fn memory_service(cx: &Context) -> Result<MemoryService, (i32, String
     Ok(MemoryService::new(
         cx.store.clone(),
         embedder,
-        memory.recall,
+        memory.recall_weights(),
     ))
 }
 

@@ -42,6 +42,10 @@ pub fn run(path: Option<std::path::PathBuf>) -> i32 {
 
     println!("\nProvider\n  {}", d.provider);
 
+    if let Some(cfg) = &d.config {
+        print_embedder(&mira::embed::probe(&cfg.config.memory.embedder));
+    }
+
     let sec = &d.secrets;
     println!("\nSecrets");
     println!("  redaction  {} rules", sec.redaction_rules);
@@ -92,4 +96,37 @@ pub fn run(path: Option<std::path::PathBuf>) -> i32 {
         }
     }
     d.exit_code()
+}
+
+fn print_embedder(p: &mira::embed::Probe) {
+    use mira::embed::Provider;
+    println!("\nEmbedder (recall by meaning; memory.embedder.provider)");
+    let what = match p.provider {
+        Provider::Builtin => "built-in static table, compiled in: offline, nothing to download",
+        Provider::None => "none: recall by full-text search only",
+        Provider::Openai => "OpenAI-compatible server",
+        Provider::Ollama => "Ollama server",
+        Provider::Local => "all-MiniLM-L6-v2 on this CPU",
+    };
+    println!("  provider   {what}");
+    if let Some(m) = &p.model_id {
+        println!("  model      {m}");
+    }
+    match &p.state {
+        Ok(()) if p.provider == Provider::None => {}
+        Ok(()) => println!("  state      ready"),
+        Err(e) => println!("  state      unusable, recall falls back to full-text search: {e}"),
+    }
+    match p.texts_per_second {
+        Some(r) => println!("  speed      {r:.0} texts/s (measured now, one thread)"),
+        None if p.provider == Provider::Openai || p.provider == Provider::Ollama => {
+            println!("  speed      depends on the server (not called by doctor)")
+        }
+        None => {}
+    }
+    if p.provider == Provider::Builtin {
+        println!(
+            "  code       code search stays full-text: this table measured below BM25 on code"
+        );
+    }
 }

@@ -118,8 +118,8 @@ pub fn index(path: Option<PathBuf>) -> i32 {
 fn embed_chunks(project: &Project, loaded: &Loaded, store: &Store) -> i32 {
     let memory = &loaded.config.memory;
     let embedder = match Embedder::from_config(&memory.embedder, loaded.keys.openai.as_ref()) {
-        Ok(Some(e)) => e,
-        Ok(None) => return 0,
+        Ok(Some(e)) if e.embeds_code() => e,
+        Ok(_) => return 0,
         Err(e) => {
             eprintln!("mira: code vectors skipped: {e}");
             return 0;

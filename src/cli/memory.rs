@@ -212,7 +212,7 @@ impl Ctx {
                 1
             })?;
         Ok(Ctx {
-            service: MemoryService::new(store, embedder, memory.recall),
+            service: MemoryService::new(store, embedder, memory.recall_weights()),
             project,
             runtime,
         })

@@ -177,11 +177,38 @@ impl LocalEmbedder {
             .iter()
             .map(|t| self.tokenizer.encode(t, MAX_TOKENS))
             .collect();
-        let n = texts.len();
+        let (x, mask) = self.forward(&encoded)?;
+        // mean pooling over real tokens
+        let m = mask.unsqueeze(2)?;
+        let summed = x.broadcast_mul(&m)?.sum(1)?;
+        let counts = m.sum(1)?.clamp(1e-9f64, f64::MAX)?;
+        let pooled = summed.broadcast_div(&counts)?;
+        let mut rows: Vec<Vec<f32>> = pooled.to_vec2()?;
+        rows.iter_mut().for_each(|r| normalise(r));
+        Ok(rows)
+    }
+
+    /// The last layer's output for every token of every sequence (already encoded, with
+    /// `[CLS]`/`[SEP]`): what the static model is distilled from (`examples/distill_static.rs`).
+    pub fn token_states(&self, encoded: &[Vec<u32>]) -> Result<Vec<Vec<Vec<f32>>>, EmbedError> {
+        let (x, _) = self.forward(encoded).map_err(err)?;
+        let all: Vec<Vec<Vec<f32>>> = x.to_vec3().map_err(err)?;
+        Ok(all
+            .into_iter()
+            .zip(encoded)
+            .map(|(mut rows, e)| {
+                rows.truncate(e.len());
+                rows
+            })
+            .collect())
+    }
+
+    fn forward(&self, encoded: &[Vec<u32>]) -> candle_core::Result<(Tensor, Tensor)> {
+        let n = encoded.len();
         let len = encoded.iter().map(Vec::len).max().unwrap_or(2);
         let mut ids = Vec::with_capacity(n * len);
         let mut mask = Vec::with_capacity(n * len);
-        for e in &encoded {
+        for e in encoded {
             ids.extend(
                 e.iter()
                     .copied()
@@ -206,14 +233,7 @@ impl LocalEmbedder {
         for layer in &self.layers {
             x = self.layer(&x, &bias, layer)?;
         }
-        // mean pooling over real tokens
-        let m = mask.unsqueeze(2)?;
-        let summed = x.broadcast_mul(&m)?.sum(1)?;
-        let counts = m.sum(1)?.clamp(1e-9f64, f64::MAX)?;
-        let pooled = summed.broadcast_div(&counts)?;
-        let mut rows: Vec<Vec<f32>> = pooled.to_vec2()?;
-        rows.iter_mut().for_each(|r| normalise(r));
-        Ok(rows)
+        Ok((x, mask))
     }
 
     fn layer(&self, x: &Tensor, bias: &Tensor, l: &Layer) -> candle_core::Result<Tensor> {

@@ -4,6 +4,7 @@
 //! longest-match-first sub-words with `##` continuations. Reads the model's `vocab.txt`.
 
 use std::collections::HashMap;
+#[cfg(feature = "local-embeddings")]
 use std::path::Path;
 
 use unicode_normalization::UnicodeNormalization;
@@ -11,6 +12,8 @@ use unicode_normalization::UnicodeNormalization;
 /// Words longer than this become `[UNK]` (BERT's `max_input_chars_per_word`).
 const MAX_WORD_CHARS: usize = 100;
 
+// The special ids serve the BERT encoder (`local`); the built-in table needs only pieces.
+#[cfg_attr(not(feature = "local-embeddings"), allow(dead_code))]
 pub struct WordPiece {
     vocab: HashMap<String, u32>,
     unk: u32,
@@ -20,9 +23,15 @@ pub struct WordPiece {
 }
 
 impl WordPiece {
+    #[cfg(feature = "local-embeddings")]
     pub fn from_vocab_file(path: &Path) -> Result<WordPiece, String> {
         let text = std::fs::read_to_string(path)
             .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        WordPiece::from_vocab(&text).map_err(|e| format!("{}: {e}", path.display()))
+    }
+
+    /// From the text of a `vocab.txt` (one piece per line; the line number is its id).
+    pub fn from_vocab(text: &str) -> Result<WordPiece, String> {
         let vocab: HashMap<String, u32> = text
             .lines()
             .enumerate()
@@ -32,7 +41,7 @@ impl WordPiece {
             vocab
                 .get(t)
                 .copied()
-                .ok_or_else(|| format!("{} has no {t} token", path.display()))
+                .ok_or_else(|| format!("the vocabulary has no {t} token"))
         };
         Ok(WordPiece {
             unk: id("[UNK]")?,
@@ -43,7 +52,22 @@ impl WordPiece {
         })
     }
 
+    /// Pieces in the vocabulary.
+    pub fn len(&self) -> usize {
+        self.vocab.len()
+    }
+
+    /// The pieces of `text` without `[CLS]`/`[SEP]`, and without `[UNK]`: a static model has
+    /// nothing to say about a word it cannot spell.
+    pub fn pieces(&self, text: &str) -> impl Iterator<Item = u32> + '_ {
+        basic_tokens(text)
+            .into_iter()
+            .flat_map(|w| self.word_pieces(&w))
+            .filter(|&id| id != self.unk)
+    }
+
     /// `[CLS] pieces… [SEP]`, at most `max_len` ids.
+    #[cfg(feature = "local-embeddings")]
     pub fn encode(&self, text: &str, max_len: usize) -> Vec<u32> {
         let mut ids = vec![self.cls];
         'words: for word in basic_tokens(text) {

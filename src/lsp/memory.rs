@@ -26,7 +26,7 @@ pub fn start(state: &Arc<ServerState>) -> Option<String> {
     let store = session.store.as_ref().ok()?;
     let loaded = state.config();
     let memory = &loaded.config.memory;
-    let service = MemoryService::new(store.clone(), None, memory.recall);
+    let service = MemoryService::new(store.clone(), None, memory.recall_weights());
     state.set_memory(service.clone());
     let warn =
         |e: EmbedError| format!("Mira: embeddings are off, recall uses full-text search: {e}");

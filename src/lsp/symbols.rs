@@ -415,7 +415,10 @@ impl CodeEmbedding {
                 }
                 tokio::time::sleep(std::time::Duration::from_secs(1)).await;
             }
-            if let Some(embedder) = memory.embedder() {
+            if let Some(embedder) = memory
+                .embedder()
+                .filter(crate::embed::Embedder::embeds_code)
+            {
                 let store = memory.store().clone();
                 let r = root.clone();
                 let pid = tokio::task::spawn_blocking(move || {

@@ -457,5 +457,44 @@ fn insert(
             now
         ],
     )?;
-    Ok(tx.last_insert_rowid())
+    let id = tx.last_insert_rowid();
+    link_neighbour(tx, id, body, scope, now)?;
+    Ok(id)
+}
+
+/// Memories written this close together are one conversation: each carries its neighbours'
+/// words in its `context` column (searched with a low weight, see `recall::bm25_ids`).
+const NEIGHBOUR_WINDOW_MS: i64 = 10 * 60 * 1000;
+/// Characters of a neighbour that go into the context (a reply rarely needs more).
+const NEIGHBOUR_CHARS: usize = 400;
+
+fn link_neighbour(
+    tx: &Transaction<'_>,
+    id: i64,
+    body: &str,
+    scope: Scope,
+    now: i64,
+) -> Result<(), MemoryError> {
+    let prev: Option<(i64, String)> = tx
+        .query_row(
+            "SELECT id, body FROM memories
+              WHERE id < ?1 AND project_id IS ?2 AND status = 'active' AND created_at >= ?3
+              ORDER BY id DESC LIMIT 1",
+            params![id, scope.project_id(), now - NEIGHBOUR_WINDOW_MS],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .optional()?;
+    let Some((prev_id, prev_body)) = prev else {
+        return Ok(());
+    };
+    let clip = |t: &str| -> String { t.chars().take(NEIGHBOUR_CHARS).collect() };
+    tx.execute(
+        "UPDATE memories SET context = ?2 WHERE id = ?1",
+        params![id, clip(&prev_body)],
+    )?;
+    tx.execute(
+        "UPDATE memories SET context = trim(context || char(10) || ?2) WHERE id = ?1",
+        params![prev_id, clip(body)],
+    )?;
+    Ok(())
 }

@@ -53,12 +53,13 @@ pub fn bm25_ids(
     let Some(expr) = fts_query(text) else {
         return Ok(Vec::new());
     };
-    // body outweighs the identifier column: the split parts are a fallback, not a second vote
+    // body outweighs the identifier column (the split parts are a fallback, not a second
+    // vote) and the neighbours' words (a hint of what was being talked about)
     let mut stmt = conn.prepare_cached(
         "SELECT m.id FROM memories_fts f JOIN memories m ON m.id = f.rowid
           WHERE memories_fts MATCH ?1 AND m.status = 'active'
             AND (m.project_id IS NULL OR m.project_id = ?2)
-          ORDER BY bm25(memories_fts, 1.0, 0.6), m.id
+          ORDER BY bm25(memories_fts, 1.0, 0.6, 0.3), m.id
           LIMIT ?3",
     )?;
     let rows = stmt.query_map(params![expr, project, n as i64], |r| r.get(0))?;

@@ -263,16 +263,34 @@ pub fn nearest_ids(
              SELECT memory_id, distance FROM {}
               WHERE embedding MATCH ?1 AND k = ?2 AND project_id IN (0, ?3))
          SELECT knn.memory_id FROM knn JOIN memories m ON m.id = knn.memory_id
-          WHERE m.status = 'active'
+          WHERE m.status = 'active' AND knn.distance <= ?5
           ORDER BY knn.distance, knn.memory_id
           LIMIT ?4",
         space.table()
     ))?;
+    let max_distance = 1.0 - min_similarity(&space.model_id);
     let rows = stmt.query_map(
-        params![to_blob(query), k as i64, project.unwrap_or(0), n as i64],
+        params![
+            to_blob(query),
+            k as i64,
+            project.unwrap_or(0),
+            n as i64,
+            max_distance
+        ],
         |r| r.get(0),
     )?;
     Ok(rows.collect::<Result<_, _>>()?)
+}
+
+/// Below this cosine a neighbour is not recalled at all: every query has nearest neighbours,
+/// and for the built-in static table those under ~0.3 are unrelated texts (a memory about the
+/// parser answering "deploy"). Sentence encoders keep every neighbour: fusion ranks them.
+fn min_similarity(model_id: &str) -> f64 {
+    if model_id == crate::embed::BuiltinEmbedder::MODEL_ID {
+        0.3
+    } else {
+        -1.0
+    }
 }
 
 /// Active memories of exactly `scope` nearest to `query`, with their cosine similarity,
