@@ -242,6 +242,17 @@ fn main() {
     );
     println!("budget: recall p99 <= 50 ms (DESIGN §10)");
 
+    // The default embedder: what recall adds before the hybrid row above (whose 384-d KNN is
+    // an upper bound for the built-in table's 256 dimensions), and what `remember` adds.
+    let builtin = mira::embed::BuiltinEmbedder::get();
+    let mut ms = Vec::new();
+    for q in queries.iter().cycle().take(2000) {
+        let t = Instant::now();
+        std::hint::black_box(builtin.embed_one(q));
+        ms.push(t.elapsed().as_secs_f64() * 1000.0);
+    }
+    report("query embedding, built-in static table (default)", ms);
+
     #[cfg(feature = "local-embeddings")]
     if let Some(dir) = model_dir {
         let e = mira::embed::LocalEmbedder::load(std::path::Path::new(&dir)).unwrap();
