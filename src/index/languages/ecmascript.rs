@@ -94,7 +94,13 @@ pub fn classify<'t>(node: Node<'t>, cx: &Cx<'_>) -> Visit<'t> {
         }
         ("variable_declarator", Some(n)) if n.kind() == "identifier" => {
             let value = node.child_by_field_name("value");
-            let decl = node.parent();
+            // The signature starts at `var`/`let`/`const` of a real declaration. Inside an
+            // ERROR node (an edit half done) the parent may span the file up to here: a
+            // signature read from it would change with edits far above the symbol, which a
+            // splice keeps (index_live's bundle property test found it).
+            let decl = node
+                .parent()
+                .filter(|p| matches!(p.kind(), "lexical_declaration" | "variable_declaration"));
             let sig_from = decl.unwrap_or(node);
             match value {
                 Some(f) if is_function_value(&f) => Visit::Def(
