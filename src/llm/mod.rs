@@ -11,6 +11,7 @@ mod anthropic;
 mod chat;
 mod client;
 pub mod fim;
+pub mod local;
 mod openai;
 pub mod price;
 mod redacted;
@@ -18,6 +19,7 @@ mod settings;
 mod sse;
 
 pub use client::Client;
+pub use local::{ListedModel, Window, WindowSource};
 pub use price::{Price, PriceTable};
 pub use settings::{
     ChatFlavour, NoProvider, ProviderKind, ProviderSettings, RetryPolicy, Timeouts,
