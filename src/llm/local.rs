@@ -153,6 +153,14 @@ pub async fn learn_window(http: &reqwest::Client, s: &ServerRef<'_>) -> Option<W
     server(entry.window?, "/v1/models")
 }
 
+/// [`learn_window`] with a client of its own (callers without a [`super::Client`]: the
+/// completion servers).
+pub async fn learn_window_once(s: &ServerRef<'_>) -> Option<Window> {
+    super::client::install_crypto_provider();
+    let http = reqwest::Client::builder().build().ok()?;
+    learn_window(&http, s).await
+}
+
 async fn json<T: for<'de> Deserialize<'de>>(rb: reqwest::RequestBuilder) -> Option<T> {
     let resp = rb.send().await.ok()?;
     if !resp.status().is_success() {
@@ -275,7 +283,8 @@ pub async fn list_models(
         .map_err(|e| LlmError::Connect {
             provider: s.kind,
             url: url.clone(),
-            message: super::client::error_chain(&e),
+            // reqwest names the URL in its own message; the error says it once.
+            message: super::client::error_chain(&e).replace(&format!(" for url ({url})"), ""),
         })?;
     let status = resp.status();
     if !status.is_success() {
@@ -305,6 +314,41 @@ pub async fn list_models(
         .collect();
     models.sort_by(|a, b| a.id.cmp(&b.id));
     Ok(models)
+}
+
+/// What `mira models` and `mira doctor` say about the configured provider's server.
+#[derive(Clone, Debug)]
+pub struct ServerReport {
+    /// The model Mira asks for.
+    pub model: String,
+    pub base_url: String,
+    pub window: Window,
+    /// The server's models, or why it could not list them (with what to do).
+    pub models: Result<Vec<ListedModel>, String>,
+}
+
+impl ServerReport {
+    /// Whether the server lists the configured model (llama.cpp serves one model under any
+    /// name, so a single listed model counts).
+    pub fn has_model(&self) -> bool {
+        match &self.models {
+            Ok(list) => list.len() == 1 || list.iter().any(|m| m.id == self.model),
+            Err(_) => false,
+        }
+    }
+}
+
+/// Asks the provider's server for its models and the model's window (both at once).
+pub async fn server_report(settings: super::ProviderSettings) -> Result<ServerReport, LlmError> {
+    let client = super::Client::new(settings)?;
+    let (window, models) = tokio::join!(client.window(), client.models());
+    let s = client.settings();
+    Ok(ServerReport {
+        model: s.model.clone(),
+        base_url: s.base_url.clone(),
+        window,
+        models: models.map_err(|e| e.to_string()),
+    })
 }
 
 #[cfg(test)]

@@ -368,7 +368,7 @@ pub enum NoProvider {
     Invalid(String),
 }
 
-fn is_loopback_url(url: &str) -> bool {
+pub(super) fn is_loopback_url(url: &str) -> bool {
     let rest = url.split_once("://").map_or(url, |(_, r)| r);
     let authority = rest.split(['/', '?']).next().unwrap_or("");
     let host = match authority.strip_prefix('[') {
