@@ -79,10 +79,14 @@ impl Budgets {
         Budgets::scaled(cap.min(room))
     }
 
-    /// Every section in proportion to `total` (the defaults are designed for 64k).
+    /// Every section in proportion to `total` (the defaults are designed for 64k), but in a
+    /// small window no section below a sixth of it (or its default): in proportion, a 2k
+    /// window would leave the goals 27 tokens, less than one goal. The sections then add up to
+    /// more than the total, and assembly cuts the least important first.
     pub fn scaled(total: usize) -> Budgets {
         let d = Budgets::default();
-        let f = |n: usize| n * total / DESIGN_TOTAL;
+        let floor = total / 6;
+        let f = |n: usize| (n * total / DESIGN_TOTAL).max(floor.min(n));
         Budgets {
             total,
             project: f(d.project),

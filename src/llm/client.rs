@@ -81,8 +81,7 @@ impl Client {
         if let Some(w) = self.window.get() {
             return *w;
         }
-        if let Some(w) = local::learn_window(&self.http, &self.server()).await {
-            tracing::info!(window = w.tokens, source = ?w.source, model = %self.settings.model, "learned the model's context window");
+        if let Some(w) = local::learn_window_cached(&self.http, &self.server()).await {
             return *self.window.get_or_init(|| async { w }).await;
         }
         match local::known_window(&self.settings.model) {

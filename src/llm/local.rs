@@ -153,6 +153,29 @@ pub async fn learn_window(http: &reqwest::Client, s: &ServerRef<'_>) -> Option<W
     server(entry.window?, "/v1/models")
 }
 
+/// How long a learned window is trusted in this process: an editor's server builds a client
+/// per turn, and a model server restarted with another context size is noticed soon after.
+const LEARNED_FOR: Duration = Duration::from_secs(60);
+
+type Learned = std::collections::HashMap<(String, String), (std::time::Instant, Window)>;
+static LEARNED: std::sync::LazyLock<std::sync::Mutex<Learned>> =
+    std::sync::LazyLock::new(Default::default);
+
+/// [`learn_window`], remembered per server and model for [`LEARNED_FOR`].
+pub async fn learn_window_cached(http: &reqwest::Client, s: &ServerRef<'_>) -> Option<Window> {
+    let key = (s.base_url.to_string(), s.model.to_string());
+    let lock = || LEARNED.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((at, w)) = lock().get(&key)
+        && at.elapsed() < LEARNED_FOR
+    {
+        return Some(*w);
+    }
+    let w = learn_window(http, s).await?;
+    tracing::info!(window = w.tokens, source = ?w.source, model = %s.model, "learned the model's context window");
+    lock().insert(key, (std::time::Instant::now(), w));
+    Some(w)
+}
+
 /// [`learn_window`] with a client of its own (callers without a [`super::Client`]: the
 /// completion servers).
 pub async fn learn_window_once(s: &ServerRef<'_>) -> Option<Window> {

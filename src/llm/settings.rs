@@ -160,14 +160,18 @@ impl ProviderSettings {
         is_loopback_url(&self.base_url)
     }
 
-    /// What a call cost in USD: nothing on this machine, else the price table's figure
-    /// (`None` when the model has no price).
+    /// What a call cost in USD: the price table's figure; a model without a price served on
+    /// this machine costs nothing (a loopback proxy to a hosted model keeps its price);
+    /// `None` when a remote model has no price.
     pub fn cost(&self, model: &str, usage: &super::Usage) -> Option<f64> {
-        if self.is_local() {
-            Some(0.0)
-        } else {
-            self.prices.cost(model, usage)
-        }
+        self.prices
+            .cost(model, usage)
+            .or_else(|| self.is_local().then_some(0.0))
+    }
+
+    /// Whether this call was free because the model runs here (for "free (local)").
+    pub fn is_free_local(&self, model: &str) -> bool {
+        self.is_local() && self.prices.lookup(model).is_none()
     }
 
     pub fn new(kind: ProviderKind, base_url: impl Into<String>, model: impl Into<String>) -> Self {
