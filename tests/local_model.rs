@@ -67,7 +67,12 @@ fn ask_timed(sandbox: &Sandbox, base_url: &str, question: &str) -> (Output, Opti
         (all, first)
     });
     let mut stderr = Vec::new();
-    child.stderr.take().unwrap().read_to_end(&mut stderr).unwrap();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_end(&mut stderr)
+        .unwrap();
     let status = child.wait().unwrap();
     let (stdout, first) = reader.join().unwrap();
     (
@@ -90,7 +95,14 @@ fn turns(sandbox: &Sandbox) -> Vec<(String, i64, i64, i64, i64, Option<f64>)> {
         )
         .unwrap();
     st.query_map([], |r| {
-        Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?))
+        Ok((
+            r.get(0)?,
+            r.get(1)?,
+            r.get(2)?,
+            r.get(3)?,
+            r.get(4)?,
+            r.get(5)?,
+        ))
     })
     .unwrap()
     .map(Result::unwrap)
@@ -130,7 +142,11 @@ fn ask_streams_a_real_answer_and_records_usage_and_cached_tokens_over_two_turns(
     // What the server has and the window Mira learned from it.
     let models = run(mira(&sandbox, &model.base_url).arg("models"));
     assert!(models.status.success(), "{}", text(&models.stderr));
-    assert!(text(&models.stdout).contains("SmolLM2-135M-Instruct"), "{}", text(&models.stdout));
+    assert!(
+        text(&models.stdout).contains("SmolLM2-135M-Instruct"),
+        "{}",
+        text(&models.stdout)
+    );
     assert!(
         text(&models.stderr).contains("2048 tokens (from the server's /props)"),
         "{}",
@@ -138,14 +154,14 @@ fn ask_streams_a_real_answer_and_records_usage_and_cached_tokens_over_two_turns(
     );
     let doctor = run(mira(&sandbox, &model.base_url).arg("doctor"));
     let doctor_out = text(&doctor.stdout);
-    assert!(doctor_out.contains("window     2048 tokens"), "{doctor_out}");
+    assert!(
+        doctor_out.contains("window     2048 tokens"),
+        "{doctor_out}"
+    );
     assert!(doctor_out.contains("  AGENTS.md ("), "{doctor_out}");
 
     let mut figures = Vec::new();
-    for question in [
-        "What is a linked list?",
-        "And what is a binary tree?",
-    ] {
+    for question in ["What is a linked list?", "And what is a binary tree?"] {
         let (out, first) = ask_timed(&sandbox, &model.base_url, question);
         let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
         assert!(out.status.success(), "{stderr}");
@@ -165,7 +181,10 @@ fn ask_streams_a_real_answer_and_records_usage_and_cached_tokens_over_two_turns(
         );
     }
     // The second turn starts with the first one's system prompt: llama.cpp reuses it.
-    assert!(t[1].2 > 0, "cached tokens recorded on the second turn: {t:?}");
+    assert!(
+        t[1].2 > 0,
+        "cached tokens recorded on the second turn: {t:?}"
+    );
     for (i, ((_, input, cached, output, ..), first)) in t.iter().zip(&figures).enumerate() {
         say(format!(
             "real model: mira ask turn {}: first token after {} ms (process start included), {input} tokens in ({cached} cached), {output} out",
@@ -177,7 +196,12 @@ fn ask_streams_a_real_answer_and_records_usage_and_cached_tokens_over_two_turns(
     // The project's instructions are in the stable prefix, and an edit applies at once.
     let before = context_json(&sandbox, &model.base_url, "What is a queue?");
     assert_eq!(before["window_tokens"], N_CTX);
-    assert!(before["system"].as_str().unwrap().contains("two sentences at most"));
+    assert!(
+        before["system"]
+            .as_str()
+            .unwrap()
+            .contains("two sentences at most")
+    );
     std::fs::write(
         sandbox.project().join("AGENTS.md"),
         "Always end with the word BANANA.\n",
@@ -324,9 +348,17 @@ async fn lsp_ask_streams_a_real_answer_into_the_transcript() {
     let Some(model) = server() else { return };
     let sandbox = Sandbox::new();
     std::fs::create_dir_all(sandbox.project().join("src")).unwrap();
-    std::fs::write(sandbox.project().join("src/lib.rs"), "pub fn add(a: i32, b: i32) -> i32 { a + b }\n").unwrap();
+    std::fs::write(
+        sandbox.project().join("src/lib.rs"),
+        "pub fn add(a: i32, b: i32) -> i32 { a + b }\n",
+    )
+    .unwrap();
     std::fs::write(sandbox.project().join("AGENTS.md"), "Keep answers short.\n").unwrap();
-    std::fs::write(sandbox.project().join("src/AGENTS.md"), "In src/, mention the function's name.\n").unwrap();
+    std::fs::write(
+        sandbox.project().join("src/AGENTS.md"),
+        "In src/, mention the function's name.\n",
+    )
+    .unwrap();
     let mut env = sandbox.env();
     env.push(("MIRA_PROVIDER".into(), "llama-cpp".into()));
     env.push(("MIRA_BASE_URL".into(), model.base_url.clone()));
@@ -346,15 +378,31 @@ async fn lsp_ask_streams_a_real_answer_into_the_transcript() {
         }))
         .await;
     let uri = sandbox.file_uri("src/lib.rs");
-    server.open(&uri, "rust", "pub fn add(a: i32, b: i32) -> i32 { a + b }\n").await;
+    server
+        .open(
+            &uri,
+            "rust",
+            "pub fn add(a: i32, b: i32) -> i32 { a + b }\n",
+        )
+        .await;
 
     // The nested AGENTS.md applies to a file under src/, and an edit to it applies live.
     let ctx = lsp_context(&mut server, &uri).await;
     let rules = ctx.to_string();
-    assert!(rules.contains("Keep answers short.") && rules.contains("mention the function's name"), "{rules}");
-    std::fs::write(sandbox.project().join("src/AGENTS.md"), "In src/, answer in French.\n").unwrap();
+    assert!(
+        rules.contains("Keep answers short.") && rules.contains("mention the function's name"),
+        "{rules}"
+    );
+    std::fs::write(
+        sandbox.project().join("src/AGENTS.md"),
+        "In src/, answer in French.\n",
+    )
+    .unwrap();
     let rules = lsp_context(&mut server, &uri).await.to_string();
-    assert!(rules.contains("answer in French") && !rules.contains("mention the function's name"), "{rules}");
+    assert!(
+        rules.contains("answer in French") && !rules.contains("mention the function's name"),
+        "{rules}"
+    );
 
     let _one = serial();
     let started = Instant::now();
@@ -379,8 +427,12 @@ async fn lsp_ask_streams_a_real_answer_into_the_transcript() {
             streamed.push_str(&r["params"]["edit"].to_string());
         }
     }
-    assert!(streamed.contains("conversation.md"), "the transcript was edited: {streamed}");
-    let transcript = std::fs::read_to_string(sandbox.mira_home().join("conversation.md")).unwrap_or_default();
+    assert!(
+        streamed.contains("conversation.md"),
+        "the transcript was edited: {streamed}"
+    );
+    let transcript =
+        std::fs::read_to_string(sandbox.mira_home().join("conversation.md")).unwrap_or_default();
     say(format!(
         "real model: mira.ask over LSP: first mira/delta after {} ms, {} tokens in ({} cached), {} out, transcript {} bytes",
         first.as_millis(),
@@ -435,7 +487,10 @@ fn a_server_down_a_missing_model_and_a_prompt_over_the_window_fail_clearly_and_l
     let out = run(mira(&sandbox, &closed).args(["ask", "Is anyone there?"]));
     let stderr = text(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
-    assert!(stderr.contains("is the local model server running?"), "{stderr}");
+    assert!(
+        stderr.contains("is the local model server running?"),
+        "{stderr}"
+    );
 
     // The model is not there (Ollama's own 404 body).
     let ollama = answering(
@@ -449,7 +504,12 @@ fn a_server_down_a_missing_model_and_a_prompt_over_the_window_fail_clearly_and_l
         .args(["ask", "Which model are you?"]));
     let stderr = text(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
-    assert!(stderr.contains("not found") && stderr.contains("mira models") && stderr.contains("ollama pull"), "{stderr}");
+    assert!(
+        stderr.contains("not found")
+            && stderr.contains("mira models")
+            && stderr.contains("ollama pull"),
+        "{stderr}"
+    );
 
     // A question larger than the learned window: refused before any call.
     let long = "Explain this log line by line: ".to_string()
@@ -457,7 +517,10 @@ fn a_server_down_a_missing_model_and_a_prompt_over_the_window_fail_clearly_and_l
     let out = run(mira(&sandbox, &model.base_url).args(["ask", &long]));
     let stderr = text(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
-    assert!(stderr.contains("too long for the model") && stderr.contains("Nothing was sent"), "{stderr}");
+    assert!(
+        stderr.contains("too long for the model") && stderr.contains("Nothing was sent"),
+        "{stderr}"
+    );
     let t = turns(&sandbox);
     assert_eq!(t.last().unwrap().4, 0, "no model call: {t:?}");
 
@@ -465,20 +528,29 @@ fn a_server_down_a_missing_model_and_a_prompt_over_the_window_fail_clearly_and_l
     // says which setting to fix.
     let config = sandbox.home().join(".config/mira");
     std::fs::create_dir_all(&config).unwrap();
-    std::fs::write(config.join("config.toml"), "[provider]\ncontext_window = 16384\n").unwrap();
+    std::fs::write(
+        config.join("config.toml"),
+        "[provider]\ncontext_window = 16384\n",
+    )
+    .unwrap();
     let _one = serial();
     let out = run(mira(&sandbox, &model.base_url).args(["ask", &long]));
     let stderr = text(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(
-        stderr.contains("exceeds the available context size") && stderr.contains("provider.context_window"),
+        stderr.contains("exceeds the available context size")
+            && stderr.contains("provider.context_window"),
         "{stderr}"
     );
     std::fs::remove_file(config.join("config.toml")).unwrap();
 
     // Nothing lost: every question is in the conversation, and the next one is answered.
     let h = history(&sandbox, &model.base_url);
-    for q in ["Is anyone there?", "Which model are you?", "Explain this log line by line"] {
+    for q in [
+        "Is anyone there?",
+        "Which model are you?",
+        "Explain this log line by line",
+    ] {
         assert!(h.contains(q), "{q} kept: {h}");
     }
     let out = run(mira(&sandbox, &model.base_url).args(["ask", "Say hello."]));

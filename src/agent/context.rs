@@ -57,17 +57,15 @@ pub struct Budgets {
     pub editor: usize,
 }
 
-/// The budgets the sections are designed at; smaller windows scale every section down.
-const DESIGN_TOTAL: usize = 64_000;
-
 impl Budgets {
-    /// Budgets for a model with this window: the prompt gets the window minus the answer's
-    /// reserve, never more than `cap` (`agent.context_tokens`), and every section scales with
-    /// it. `exact_tokenizer`: the model counts tokens as o200k does (OpenAI's); other models'
-    /// tokenizers (Llama, Qwen, SmolLM, Claude) turn the same text into up to a third more
-    /// tokens, so their prompt is planned at three quarters of its room.
+    /// These budgets for a model with this window: the prompt gets the window minus the
+    /// answer's reserve, never more than `self.total` (`agent.context_tokens`), and a smaller
+    /// total scales every section down. `exact_tokenizer`: the model counts tokens as o200k
+    /// does (OpenAI's); other models' tokenizers (Llama, Qwen, SmolLM, Claude) turn the same
+    /// text into up to a third more tokens, so their prompt is planned at three quarters of
+    /// its room.
     pub fn for_window(
-        cap: usize,
+        self,
         window: &Window,
         max_output_tokens: u32,
         exact_tokenizer: bool,
@@ -76,29 +74,32 @@ impl Budgets {
             .tokens
             .saturating_sub(window.output_reserve(max_output_tokens));
         let room = if exact_tokenizer { room } else { room * 3 / 4 };
-        Budgets::scaled(cap.min(room))
+        if room >= self.total {
+            self
+        } else {
+            self.scaled(room)
+        }
     }
 
-    /// Every section in proportion to `total` (the defaults are designed for 64k), but in a
-    /// small window no section below a sixth of it (or its default): in proportion, a 2k
-    /// window would leave the goals 27 tokens, less than one goal. The sections then add up to
-    /// more than the total, and assembly cuts the least important first.
-    pub fn scaled(total: usize) -> Budgets {
-        let d = Budgets::default();
+    /// Every section in proportion to a smaller `total`, but none below a sixth of it (or
+    /// its own budget): in proportion, a 2k window would leave the goals 27 tokens, less than
+    /// one goal. The sections then add up to more than the total, and assembly cuts the least
+    /// important first.
+    pub fn scaled(self, total: usize) -> Budgets {
         let floor = total / 6;
-        let f = |n: usize| (n * total / DESIGN_TOTAL).max(floor.min(n));
+        let f = |n: usize| (n * total / self.total.max(1)).max(floor.min(n));
         Budgets {
             total,
-            project: f(d.project),
-            standing: f(d.standing),
-            goals: f(d.goals),
-            summaries: f(d.summaries),
-            history: f(d.history),
-            memories: f(d.memories),
-            conversation: f(d.conversation),
-            code: f(d.code),
-            focus: f(d.focus),
-            editor: f(d.editor),
+            project: f(self.project),
+            standing: f(self.standing),
+            goals: f(self.goals),
+            summaries: f(self.summaries),
+            history: f(self.history),
+            memories: f(self.memories),
+            conversation: f(self.conversation),
+            code: f(self.code),
+            focus: f(self.focus),
+            editor: f(self.editor),
         }
     }
 }
@@ -618,7 +619,10 @@ pub fn assemble(
     );
 
     let question_tokens = tokens::count(input.question);
-    let project_files = super::instructions::gather(&input.project.root, input.editor.and_then(|e| e.path.as_deref()));
+    let project_files = super::instructions::gather(
+        &input.project.root,
+        input.editor.and_then(|e| e.path.as_deref()),
+    );
     let project_rules = super::instructions::render(&project_files);
     let rules_tokens = tokens::count(&project_rules);
     let never_cut = *INSTRUCTION_TOKENS + rules_tokens + question_tokens;
@@ -637,8 +641,18 @@ pub fn assemble(
         never_cut + tool_tokens + history_tokens + parts.iter().map(|p| p.tokens).sum::<usize>()
     };
     // Indexes into `parts`; `None` is the history, cut after the query-dependent context.
-    const ORDER: [Option<usize>; 10] =
-        [Some(0), Some(1), Some(2), None, Some(3), Some(4), Some(5), Some(6), Some(7), Some(8)];
+    const ORDER: [Option<usize>; 10] = [
+        Some(0),
+        Some(1),
+        Some(2),
+        None,
+        Some(3),
+        Some(4),
+        Some(5),
+        Some(6),
+        Some(7),
+        Some(8),
+    ];
     for step in ORDER {
         let total = total_of(&parts, history_tokens);
         if total <= budgets.total {
@@ -666,7 +680,17 @@ pub fn assemble(
         }
     }
     let used = total_of(&parts, history_tokens);
-    let [past, code, memories, summaries, editor, focus, goals, project, standing] = parts;
+    let [
+        past,
+        code,
+        memories,
+        summaries,
+        editor,
+        focus,
+        goals,
+        project,
+        standing,
+    ] = parts;
     let too_long = (never_cut > budgets.total || used > budgets.total).then_some(TooLong {
         question: question_tokens,
         instructions: *INSTRUCTION_TOKENS + rules_tokens,
@@ -801,7 +825,18 @@ pub fn session_start(
     sources: &dyn ContextSources,
     budgets: &Budgets,
 ) -> rusqlite::Result<String> {
+    let rules = super::instructions::render(&super::instructions::gather(&project.root, None));
     let parts = [
+        (
+            "Project instructions (from the project's files; follow them)",
+            Part {
+                name: "project instructions",
+                tokens: tokens::count(&rules),
+                text: rules,
+                truncated: false,
+                note: None,
+            },
+        ),
         (
             "Project",
             part("project", project_text(project), budgets.project),

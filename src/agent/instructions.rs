@@ -177,10 +177,22 @@ mod tests {
         write("docs/AGENTS.md", "docs rules (not on the way)");
         write("CLAUDE.md", "claude rules");
         write(".github/copilot-instructions.md", "copilot rules");
-        write(".cursor/rules/always.mdc", "---\nalwaysApply: true\n---\nalways rule");
-        write(".cursor/rules/rust.mdc", "---\nglobs: src/**/*.rs\nalwaysApply: false\n---\nrust rule");
-        write(".cursor/rules/asked.mdc", "---\ndescription: only on request\n---\nasked rule");
-        write(".cursor/rules/secret.mdc", "api_key = \"sk-proj-abcdefghijklmnopqrstuvwxyz0123456789ABCD\"");
+        write(
+            ".cursor/rules/always.mdc",
+            "---\nalwaysApply: true\n---\nalways rule",
+        );
+        write(
+            ".cursor/rules/rust.mdc",
+            "---\nglobs: src/**/*.rs\nalwaysApply: false\n---\nrust rule",
+        );
+        write(
+            ".cursor/rules/asked.mdc",
+            "---\ndescription: only on request\n---\nasked rule",
+        );
+        write(
+            ".cursor/rules/secret.mdc",
+            "api_key = \"sk-proj-abcdefghijklmnopqrstuvwxyz0123456789ABCD\"",
+        );
         let paths = |files: &[InstructionFile]| -> Vec<String> {
             files.iter().map(|f| f.path.clone()).collect()
         };
@@ -199,7 +211,11 @@ mod tests {
             ]
         );
         assert_eq!(files[3].text.trim(), "always rule", "front matter removed");
-        assert!(!files[5].text.contains("sk-proj"), "redacted: {}", files[5].text);
+        assert!(
+            !files[5].text.contains("sk-proj"),
+            "redacted: {}",
+            files[5].text
+        );
         let at_root = gather(root, None);
         assert_eq!(
             paths(&at_root),
@@ -211,7 +227,10 @@ mod tests {
                 ".cursor/rules/secret.mdc",
             ]
         );
-        assert_eq!(paths(&gather(root, Some("../x/AGENTS.md"))), paths(&at_root));
+        assert_eq!(
+            paths(&gather(root, Some("../x/AGENTS.md"))),
+            paths(&at_root)
+        );
         assert!(render(&files).contains("## src/net/AGENTS.md\nnet rules"));
     }
 }

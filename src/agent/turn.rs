@@ -271,7 +271,11 @@ impl Agent {
         let request = Request {
             system: self.system_prompt(&assembled.system),
             items,
-            tools: if assembled.with_tools { specs } else { Vec::new() },
+            tools: if assembled.with_tools {
+                specs
+            } else {
+                Vec::new()
+            },
             effort: Some(effort),
         };
         // The client redacts every request once more; the preview shows the same bytes.
@@ -288,12 +292,10 @@ impl Agent {
                 // o200k is OpenAI's own tokenizer; every other model counts more tokens.
                 let exact = s.kind == crate::llm::ProviderKind::OpenAi
                     || s.flavour == crate::llm::ChatFlavour::OpenAi;
-                let budgets = Budgets::for_window(
-                    self.settings.budgets.total,
-                    &window,
-                    s.max_output_tokens,
-                    exact,
-                );
+                let budgets = self
+                    .settings
+                    .budgets
+                    .for_window(&window, s.max_output_tokens, exact);
                 (budgets, Some(window))
             }
             Err(_) => (self.settings.budgets, None),
@@ -348,9 +350,7 @@ impl Agent {
                 .settings
                 .summarize_after_tokens
                 .min(self.budgets().await.0.total / 2);
-            match summarize::maybe_summarise(&self.store, client, after, cancel)
-            .await
-            {
+            match summarize::maybe_summarise(&self.store, client, after, cancel).await {
                 Ok(Some((first, last))) => tracing::info!(
                     first,
                     last,
@@ -467,7 +467,11 @@ impl Agent {
             }
             return out;
         }
-        let specs = if assembled.with_tools { specs } else { Vec::new() };
+        let specs = if assembled.with_tools {
+            specs
+        } else {
+            Vec::new()
+        };
         let system = self.system_prompt(&assembled.system);
         let mut items = assembled.history;
         items.push(Item::User(assembled.user));

@@ -46,7 +46,11 @@ pub fn run(path: Option<std::path::PathBuf>) -> i32 {
         match &server.models {
             Ok(models) => {
                 for m in models {
-                    let mark = if m.id == server.model { "  (in use)" } else { "" };
+                    let mark = if m.id == server.model {
+                        "  (in use)"
+                    } else {
+                        ""
+                    };
                     println!("  model      {}{mark}", m.id);
                 }
             }
@@ -56,7 +60,9 @@ pub fn run(path: Option<std::path::PathBuf>) -> i32 {
 
     println!("\nProject instructions (read for every question; nested AGENTS.md too)");
     if d.instructions.is_empty() {
-        println!("  none (AGENTS.md, CLAUDE.md, .github/copilot-instructions.md, .cursor/rules/*.mdc)");
+        println!(
+            "  none (AGENTS.md, CLAUDE.md, .github/copilot-instructions.md, .cursor/rules/*.mdc)"
+        );
     }
     for f in &d.instructions {
         let cut = if f.truncated { ", cut at 32 KB" } else { "" };

@@ -63,8 +63,15 @@ pub fn models(json: bool) -> i32 {
         return 0;
     }
     for m in list {
-        let mark = if m.id == report.model { "  ← in use" } else { "" };
-        let window = m.window.map(|w| format!("  ({w} tokens)")).unwrap_or_default();
+        let mark = if m.id == report.model {
+            "  ← in use"
+        } else {
+            ""
+        };
+        let window = m
+            .window
+            .map(|w| format!("  ({w} tokens)"))
+            .unwrap_or_default();
         println!("{}{window}{mark}", m.id);
     }
     eprintln!(

@@ -34,7 +34,10 @@ pub fn fit(cfg: &CompletionConfig, window: Option<usize>) -> Budgets {
     let room = (window.saturating_sub(max_tokens as usize) * 3 / 4).saturating_sub(TEMPLATE_TOKENS);
     let wanted = asked.prefix + asked.suffix + asked.context;
     if wanted <= room {
-        return Budgets { max_tokens, ..asked };
+        return Budgets {
+            max_tokens,
+            ..asked
+        };
     }
     let scale = |n: usize| n * room / wanted.max(1);
     Budgets {
@@ -63,6 +66,9 @@ mod tests {
             context_window: Some(1024),
             ..CompletionConfig::default()
         };
-        assert!(fit(&configured, Some(32_768)).prefix < small.prefix, "the setting wins");
+        assert!(
+            fit(&configured, Some(32_768)).prefix < small.prefix,
+            "the setting wins"
+        );
     }
 }

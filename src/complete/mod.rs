@@ -11,8 +11,8 @@
 
 pub mod cache;
 pub mod context;
-pub mod flight;
 pub mod fit;
+pub mod flight;
 pub mod provider;
 pub mod shape;
 pub mod usage;

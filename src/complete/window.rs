@@ -49,7 +49,10 @@ impl Window {
     /// This window with the prefix and suffix cut to smaller budgets (at line starts, as
     /// [`Window::around`] cuts); unchanged when they already fit.
     pub fn within(&self, prefix_tokens: usize, suffix_tokens: usize) -> Window {
-        let (p, s) = (prefix_tokens * BYTES_PER_TOKEN, suffix_tokens * BYTES_PER_TOKEN);
+        let (p, s) = (
+            prefix_tokens * BYTES_PER_TOKEN,
+            suffix_tokens * BYTES_PER_TOKEN,
+        );
         if self.prefix.len() <= p && self.suffix.len() <= s {
             return self.clone();
         }

@@ -116,8 +116,15 @@ impl Client {
         // Once the window is known, the answer's cap leaves room for the prompt (a small
         // local model must not be asked for 8,192 tokens out of 2,048).
         let fitted;
-        let s = match self.window.get() {
-            Some(w) if w.output_reserve(self.settings.max_output_tokens) < self.settings.max_output_tokens as usize => {
+        let configured = self.settings.context_window.map(|tokens| Window {
+            tokens,
+            source: WindowSource::Configured,
+        });
+        let s = match configured.as_ref().or(self.window.get()) {
+            Some(w)
+                if w.output_reserve(self.settings.max_output_tokens)
+                    < self.settings.max_output_tokens as usize =>
+            {
                 let mut s = self.settings.clone();
                 s.max_output_tokens = w.output_reserve(s.max_output_tokens) as u32;
                 fitted = s;

@@ -231,7 +231,10 @@ pub enum LlmError {
         message: String,
         retry_after: Option<Duration>,
     },
-    #[error("could not reach {provider} at {url}: {message}; {}", hint_for_unreachable(url))]
+    #[error(
+        "could not reach {provider} at {url}: {message}; {}",
+        hint_for_unreachable(url)
+    )]
     Connect {
         provider: ProviderKind,
         url: String,
@@ -281,7 +284,9 @@ fn hint_for_status(status: u16, message: &str) -> &'static str {
             "; the server does not have this model: `mira models` lists the ones it has \
              (Ollama: `ollama pull MODEL`)"
         }
-        503 if m.contains("loading") => "; the server is still loading the model, try again in a moment",
+        503 if m.contains("loading") => {
+            "; the server is still loading the model, try again in a moment"
+        }
         401 | 403 => "; check the API key (env var or `provider.api_key`)",
         404 => "; check `provider.base_url` and `provider.model`",
         429 => "; rate limited, retries exhausted",

@@ -311,8 +311,16 @@ impl LocalServer {
     fn resolve(self, cfg: &ProviderConfig, keys: &ApiKeys) -> Result<ProviderSettings, NoProvider> {
         let (name, base, flavour) = match self {
             LocalServer::Ollama => ("ollama", "http://127.0.0.1:11434/v1", ChatFlavour::Ollama),
-            LocalServer::LlamaCpp => ("llama-cpp", "http://127.0.0.1:8080/v1", ChatFlavour::LlamaCpp),
-            LocalServer::LmStudio => ("lmstudio", "http://127.0.0.1:1234/v1", ChatFlavour::LmStudio),
+            LocalServer::LlamaCpp => (
+                "llama-cpp",
+                "http://127.0.0.1:8080/v1",
+                ChatFlavour::LlamaCpp,
+            ),
+            LocalServer::LmStudio => (
+                "lmstudio",
+                "http://127.0.0.1:1234/v1",
+                ChatFlavour::LmStudio,
+            ),
         };
         // llama-server serves the one model it was started with, whatever the name; Ollama
         // and LM Studio serve many and need to be told which.
@@ -346,8 +354,8 @@ pub enum NoProvider {
          \x20   export DEEPSEEK_API_KEY=sk-...      (DeepSeek)\n\
          or add a [provider] section to ~/.config/mira/config.toml, e.g. for a local Ollama:\n\
          \x20   [provider]\n\
-         \x20   name = \"ollama\"      (or \"llama-cpp\", \"lmstudio\")\n\
-         \x20   model = \"qwen3\"      (`mira models` lists what the server has)\n\
+         \x20   name = \"ollama\"      # or \"llama-cpp\", \"lmstudio\"\n\
+         \x20   model = \"qwen3\"      # `mira models` lists what the server has\n\
          Then run `mira doctor` to check."
     )]
     Missing,

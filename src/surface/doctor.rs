@@ -185,7 +185,10 @@ fn local_server(l: &Loaded, problems: &mut Vec<Problem>) -> Option<crate::llm::S
             "the server at {} has no model `{}`; it has: {}. Set `provider.model` to one of them",
             report.base_url,
             report.model,
-            list.iter().map(|m| m.id.as_str()).collect::<Vec<_>>().join(", ")
+            list.iter()
+                .map(|m| m.id.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
         ))),
         Ok(_) => {}
     }

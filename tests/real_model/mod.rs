@@ -34,7 +34,9 @@ fn python() -> PathBuf {
     }
     let cache = std::env::var("XDG_CACHE_HOME")
         .map(PathBuf::from)
-        .unwrap_or_else(|_| PathBuf::from(std::env::var("HOME").unwrap_or_default()).join(".cache"));
+        .unwrap_or_else(|_| {
+            PathBuf::from(std::env::var("HOME").unwrap_or_default()).join(".cache")
+        });
     cache.join("mira/llm-venv/bin/python")
 }
 
