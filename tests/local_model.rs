@@ -344,6 +344,9 @@ fn chat_in_a_terminal_streams_real_answers() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+// The guard keeps the other tests' model calls (other threads, other runtimes) off the one
+// server slot while this turn streams; nothing on this runtime waits for it.
+#[allow(clippy::await_holding_lock)]
 async fn lsp_ask_streams_a_real_answer_into_the_transcript() {
     let Some(model) = server() else { return };
     let sandbox = Sandbox::new();
