@@ -487,6 +487,7 @@ async fn context_shows_exactly_what_would_be_sent() {
         names,
         [
             "instructions",
+            "project instructions",
             "project",
             "standing",
             "goals",

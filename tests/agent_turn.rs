@@ -589,8 +589,85 @@ async fn with_responses_store_the_tool_loop_continues_by_previous_response_id() 
     // A new turn starts a fresh chain from the stored conversation.
     mock.push_turn(&Turn::text(&["Again."]));
     run(&agent, s.ask("and now?"), &RecordingHost::default()).await;
-    let last = mock.requests().last().unwrap().body.clone();
+    let last = mock
+        .requests()
+        .into_iter()
+        .rev()
+        .find(|r| r.body.to_string().contains("and now?"))
+        .unwrap()
+        .body;
     assert!(last.get("previous_response_id").is_none());
     assert!(last["input"].as_array().unwrap().len() > 3);
+    assert_eq!(mock.violations(), Vec::<String>::new());
+}
+
+/// A small window (configured here; learned from the server in tests/local_model.rs): the
+/// request shrinks to fit, the tools are left out, the project's AGENTS.md stays whole, the
+/// answer is capped, and a question that cannot fit fails before any request.
+#[tokio::test]
+async fn a_small_window_shrinks_the_request_and_refuses_a_question_that_cannot_fit() {
+    let s = Setup::new();
+    std::fs::write(s.root.join("AGENTS.md"), "Use tabs, never spaces.\n").unwrap();
+    let mock = MockLlm::start(Wire::Chat).await;
+    let settings = AgentSettings::default();
+    let agent = {
+        let kind = mock.wire.provider().parse().unwrap();
+        let mut p = mira::llm::ProviderSettings::new(kind, mock.base_url(), mock.wire.model());
+        p.context_window = Some(2048);
+        let p = p.with_key(secrecy::SecretString::from("test-key-not-secret"));
+        mira::agent::Agent::new(s.store.clone(), Ok(p), settings)
+    };
+    for i in 0..8 {
+        // A small window summarises soon: a reply for the summary too, whenever it comes.
+        mock.push_turn(&Turn::text(&["Noted."]));
+        mock.push_turn(&Turn::text(&["Noted."]));
+        let long = format!(
+            "Question {i}: {}",
+            "why does the retry loop back off exponentially? ".repeat(20)
+        );
+        let out = run(&agent, s.ask(&long), &RecordingHost::default()).await;
+        assert_eq!(out.status, TurnStatus::Completed, "{:?}", out.error);
+    }
+    mock.push_turn(&Turn::text(&["Fine."]));
+    mock.push_turn(&Turn::text(&["Fine."]));
+    let out = run(&agent, s.ask("and now?"), &RecordingHost::default()).await;
+    assert_eq!(out.status, TurnStatus::Completed, "{:?}", out.error);
+    let last = mock
+        .requests()
+        .into_iter()
+        .rev()
+        .find(|r| r.body.to_string().contains("and now?"))
+        .unwrap()
+        .body;
+    assert!(last.get("tools").is_none(), "no room for the tools: {last}");
+    assert_eq!(
+        last["max_tokens"], 512,
+        "a quarter of the window for the answer"
+    );
+    let sent = last["messages"].to_string();
+    assert!(
+        sent.contains("Use tabs, never spaces."),
+        "AGENTS.md is sent whole"
+    );
+    assert!(sent.contains("and now?"));
+    assert!(!sent.contains("Question 0:"), "the oldest history was cut");
+    let prompt = mira::agent::tokens::count(&sent);
+    assert!(prompt <= (2048 - 512) * 3 / 4 + 200, "{prompt} tokens sent");
+
+    let before = mock.requests().len();
+    let huge = "explain this: ".to_string() + &"a very long stack trace line\n".repeat(400);
+    let out = run(&agent, s.ask(&huge), &RecordingHost::default()).await;
+    assert_eq!(out.status, TurnStatus::Failed);
+    let error = out.error.unwrap();
+    assert!(
+        error.contains("too long for the model") && error.contains("2048 tokens (configured)"),
+        "{error}"
+    );
+    assert_eq!(mock.requests().len(), before, "nothing was sent");
+    let kept = s.store.read(|c| conversation::history(c, 1, None)).unwrap();
+    assert!(
+        format!("{kept:?}").contains("a very long stack trace line"),
+        "the question is kept"
+    );
     assert_eq!(mock.violations(), Vec::<String>::new());
 }

@@ -245,6 +245,7 @@ fn context_shows_sections_with_tokens_and_what_was_cut() {
         names,
         [
             "instructions",
+            "project instructions",
             "project",
             "standing",
             "goals",

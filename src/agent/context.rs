@@ -6,8 +6,12 @@
 //! query-dependent context (recalled conversation and memories, relevant code, the editor)
 //! → the user's message (the last item).
 //!
-//! Each section has a token budget (tiktoken o200k). Over the total, the lowest-priority
-//! sections are cut first; corrections and preferences are cut last.
+//! Each section has a token budget (tiktoken o200k), scaled to the model's window
+//! ([`Budgets::for_window`]). Over the total, the lowest-priority sections are cut first
+//! (past conversation, code, memories, history, summaries, then the editor, focus, goals and
+//! project; corrections and preferences last). Mira's instructions, the project's own
+//! instructions (`AGENTS.md` …) and the question are never cut: when they alone do not fit,
+//! [`Assembled::too_long`] says so and no model is called.
 
 use std::path::{Path, PathBuf};
 use std::sync::LazyLock;
@@ -15,7 +19,7 @@ use std::sync::LazyLock;
 use futures::future::BoxFuture;
 use rusqlite::Connection;
 
-use crate::llm::{Item, ToolSpec};
+use crate::llm::{Item, ToolSpec, Window};
 
 use super::conversation::{self, StoredMessage};
 use super::tokens;
@@ -51,6 +55,53 @@ pub struct Budgets {
     /// The symbol in focus (its definition, callers, callees, anchored memories).
     pub focus: usize,
     pub editor: usize,
+}
+
+impl Budgets {
+    /// These budgets for a model with this window: the prompt gets the window minus the
+    /// answer's reserve, never more than `self.total` (`agent.context_tokens`), and a smaller
+    /// total scales every section down. `exact_tokenizer`: the model counts tokens as o200k
+    /// does (OpenAI's); other models' tokenizers (Llama, Qwen, SmolLM, Claude) turn the same
+    /// text into up to a third more tokens, so their prompt is planned at three quarters of
+    /// its room.
+    pub fn for_window(
+        self,
+        window: &Window,
+        max_output_tokens: u32,
+        exact_tokenizer: bool,
+    ) -> Budgets {
+        let room = window
+            .tokens
+            .saturating_sub(window.output_reserve(max_output_tokens));
+        let room = if exact_tokenizer { room } else { room * 3 / 4 };
+        if room >= self.total {
+            self
+        } else {
+            self.scaled(room)
+        }
+    }
+
+    /// Every section in proportion to a smaller `total`, but none below a sixth of it (or
+    /// its own budget): in proportion, a 2k window would leave the goals 27 tokens, less than
+    /// one goal. The sections then add up to more than the total, and assembly cuts the least
+    /// important first.
+    pub fn scaled(self, total: usize) -> Budgets {
+        let floor = total / 6;
+        let f = |n: usize| (n * total / self.total.max(1)).max(floor.min(n));
+        Budgets {
+            total,
+            project: f(self.project),
+            standing: f(self.standing),
+            goals: f(self.goals),
+            summaries: f(self.summaries),
+            history: f(self.history),
+            memories: f(self.memories),
+            conversation: f(self.conversation),
+            code: f(self.code),
+            focus: f(self.focus),
+            editor: f(self.editor),
+        }
+    }
 }
 
 impl Default for Budgets {
@@ -226,6 +277,38 @@ pub struct Assembled {
     /// The user's message with the query-dependent context in front of it.
     pub user: String,
     pub sections: Vec<SectionReport>,
+    /// Whether the tools' definitions fit: a window too small for them (they would take
+    /// more than half of it) gets a turn without tools rather than without context.
+    pub with_tools: bool,
+    /// What can never be cut does not fit the budget: the turn must not call the model.
+    pub too_long: Option<TooLong>,
+}
+
+/// The instructions and the question alone are over the budget.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TooLong {
+    pub question: usize,
+    /// Mira's instructions and the project's own (`AGENTS.md` …).
+    pub instructions: usize,
+    pub budget: usize,
+}
+
+impl TooLong {
+    /// What the user reads, with what to do; `window` says which window the budget is from.
+    pub fn message(&self, window: &Window) -> String {
+        format!(
+            "the question is too long for the model: it needs about {} tokens ({} for the \
+             question, {} for Mira's and the project's instructions), and the model's window \
+             of {} leaves about {} for the prompt. Shorten the question (or the project's \
+             AGENTS.md), or use a model with a larger window (`provider.context_window` if the \
+             server's is larger than Mira learned). Nothing was sent.",
+            self.question + self.instructions,
+            self.question,
+            self.instructions,
+            window.describe(),
+            self.budget
+        )
+    }
 }
 
 static INSTRUCTION_TOKENS: LazyLock<usize> = LazyLock::new(|| tokens::count(INSTRUCTIONS));
@@ -495,6 +578,7 @@ pub fn assemble(
     if let Some(cur) = input.current_turn {
         messages.retain(|m| m.turn_id != cur);
     }
+    let messages_kept = messages.clone();
     let (history, history_tokens, history_cut) = history_items(messages, budgets.history);
 
     // Query-dependent, most important first.
@@ -502,12 +586,12 @@ pub fn assemble(
     if let Embedded::Unavailable(why) = input.embedded {
         memories.note = Some(format!("full-text search only: {why}"));
     }
-    let mut past = lines_part(
+    let past = lines_part(
         "conversation",
         &conversation_lines(conn, input.question, first_verbatim)?,
         budgets.conversation,
     );
-    let mut code = blocks_part("code", &src.code(conn, &query), budgets.code);
+    let code = blocks_part("code", &src.code(conn, &query), budgets.code);
     // The symbol a code action is about carries its own anchored memories; otherwise the
     // memories anchored where the cursor is.
     let focus_text = match input.editor.and_then(|e| e.symbol.as_ref()) {
@@ -535,30 +619,84 @@ pub fn assemble(
     );
 
     let question_tokens = tokens::count(input.question);
-    let tool_tokens = tokens::count(&tools);
-    let fixed = *INSTRUCTION_TOKENS
-        + tool_tokens
-        + project.tokens
-        + standing.tokens
-        + goals.tokens
-        + summaries.tokens
-        + history_tokens
-        + focus.tokens
-        + editor.tokens
-        + question_tokens;
-    let mut total = fixed + memories.tokens + past.tokens + code.tokens;
-    // Over the total: the least important query-dependent context goes first.
-    for p in [&mut past, &mut code, &mut memories] {
-        if total > budgets.total && p.tokens > 0 {
-            let keep = p.tokens.saturating_sub(total - budgets.total);
-            let cut = tokens::truncate(&p.text, keep).to_string();
-            total -= p.tokens;
-            p.tokens = tokens::count(&cut);
-            total += p.tokens;
-            p.text = cut;
-            p.truncated = true;
+    let project_files = super::instructions::gather(
+        &input.project.root,
+        input.editor.and_then(|e| e.path.as_deref()),
+    );
+    let project_rules = super::instructions::render(&project_files);
+    let rules_tokens = tokens::count(&project_rules);
+    let never_cut = *INSTRUCTION_TOKENS + rules_tokens + question_tokens;
+    // The tools: their docs in the prompt and their schemas beside it (servers such as
+    // llama.cpp render both into the model's prompt).
+    let tool_tokens = tokens::count(&tools) + schema_tokens(input.tools);
+    let with_tools = never_cut + tool_tokens <= budgets.total / 2;
+    let tool_tokens = if with_tools { tool_tokens } else { 0 };
+
+    // Over the total, cut in this order: what matters least for this question first.
+    let (mut history, mut history_tokens, mut history_cut) = (history, history_tokens, history_cut);
+    let mut parts = [
+        past, code, memories, summaries, editor, focus, goals, project, standing,
+    ];
+    let total_of = |parts: &[Part], history_tokens: usize| {
+        never_cut + tool_tokens + history_tokens + parts.iter().map(|p| p.tokens).sum::<usize>()
+    };
+    // Indexes into `parts`; `None` is the history, cut after the query-dependent context.
+    const ORDER: [Option<usize>; 10] = [
+        Some(0),
+        Some(1),
+        Some(2),
+        None,
+        Some(3),
+        Some(4),
+        Some(5),
+        Some(6),
+        Some(7),
+        Some(8),
+    ];
+    for step in ORDER {
+        let total = total_of(&parts, history_tokens);
+        if total <= budgets.total {
+            break;
+        }
+        let over = total - budgets.total;
+        match step {
+            None => {
+                if history_tokens > 0 {
+                    (history, history_tokens, _) =
+                        history_items(messages_kept.clone(), history_tokens.saturating_sub(over));
+                    history_cut = true;
+                }
+            }
+            Some(i) => {
+                let p = &mut parts[i];
+                if p.tokens == 0 {
+                    continue;
+                }
+                let cut = tokens::truncate(&p.text, p.tokens.saturating_sub(over)).to_string();
+                p.tokens = tokens::count(&cut);
+                p.text = cut;
+                p.truncated = true;
+            }
         }
     }
+    let used = total_of(&parts, history_tokens);
+    let [
+        past,
+        code,
+        memories,
+        summaries,
+        editor,
+        focus,
+        goals,
+        project,
+        standing,
+    ] = parts;
+    let too_long = (never_cut > budgets.total || used > budgets.total).then_some(TooLong {
+        question: question_tokens,
+        instructions: *INSTRUCTION_TOKENS + rules_tokens,
+        budget: budgets.total,
+    });
+    let tools = if with_tools { tools } else { String::new() };
 
     let mut system = String::with_capacity(INSTRUCTIONS.len() + tools.len() + 4096);
     system.push_str(INSTRUCTIONS);
@@ -571,6 +709,10 @@ pub fn assemble(
         }
     };
     section("Tools", &tools);
+    section(
+        "Project instructions (from the project's files; follow them)",
+        &project_rules,
+    );
     section("Project", &project.text);
     section(
         "Corrections and preferences (always follow these)",
@@ -603,8 +745,25 @@ pub fn assemble(
         note: None,
         text: String::new(),
     };
+    let tools_note = (!with_tools).then(|| {
+        "no tools: their definitions would take more than half of the model's window".to_string()
+    });
     let sections = vec![
-        fixed_report("instructions", *INSTRUCTION_TOKENS + tool_tokens, false),
+        SectionReport {
+            note: tools_note,
+            ..fixed_report("instructions", *INSTRUCTION_TOKENS + tool_tokens, false)
+        },
+        SectionReport {
+            text: project_rules.clone(),
+            note: (!project_files.is_empty()).then(|| {
+                project_files
+                    .iter()
+                    .map(|f| f.path.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            }),
+            ..fixed_report("project instructions", rules_tokens, false)
+        },
         report(&project),
         report(&standing),
         report(&goals),
@@ -625,7 +784,17 @@ pub fn assemble(
         history,
         user,
         sections,
+        with_tools,
+        too_long,
     })
+}
+
+/// The tools' JSON schemas as the server receives them.
+fn schema_tokens(tools: &[ToolSpec]) -> usize {
+    tools
+        .iter()
+        .map(|t| tokens::count(&t.parameters.to_string()))
+        .sum()
 }
 
 fn report(p: &Part) -> SectionReport {
@@ -656,7 +825,18 @@ pub fn session_start(
     sources: &dyn ContextSources,
     budgets: &Budgets,
 ) -> rusqlite::Result<String> {
+    let rules = super::instructions::render(&super::instructions::gather(&project.root, None));
     let parts = [
+        (
+            "Project instructions (from the project's files; follow them)",
+            Part {
+                name: "project instructions",
+                tokens: tokens::count(&rules),
+                text: rules,
+                truncated: false,
+                note: None,
+            },
+        ),
         (
             "Project",
             part("project", project_text(project), budgets.project),

@@ -6,6 +6,7 @@ pub mod context;
 pub mod conversation;
 pub mod focus;
 pub mod host;
+pub mod instructions;
 pub mod knowledge;
 pub mod router;
 pub mod summarize;

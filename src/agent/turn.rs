@@ -13,7 +13,7 @@ use tokio_util::sync::CancellationToken;
 use crate::config::{BashPolicy, EffortSetting, Loaded};
 use crate::llm::{
     Client, Delta, Effort, Item, LlmError, NoProvider, Previous, ProviderSettings, Request,
-    ToolCall, ToolResult, Usage,
+    ToolCall, ToolResult, Usage, Window,
 };
 use crate::store::{Store, StoreError};
 
@@ -239,7 +239,8 @@ impl Agent {
         let specs = self.tools.specs();
         let embedded = self.sources.embed(&question).await;
         let (project, editor) = (ask.project.clone(), ask.editor.clone());
-        let (sources, budgets) = (self.sources.clone(), self.settings.budgets);
+        let (budgets, window) = self.budgets().await;
+        let sources = self.sources.clone();
         let (q, sp) = (question.clone(), specs.clone());
         let assembled = self
             .db(move |store| {
@@ -260,6 +261,9 @@ impl Agent {
                 })
             })
             .await?;
+        if let Some(too_long) = assembled.too_long {
+            return Err(too_long.message(&window.unwrap_or(Window::ASSUMED)));
+        }
         let mut items = assembled.history;
         items.push(Item::User(assembled.user));
         let effort = self.effort_for(ask, &question);
@@ -267,11 +271,40 @@ impl Agent {
         let request = Request {
             system: self.system_prompt(&assembled.system),
             items,
-            tools: specs,
+            tools: if assembled.with_tools {
+                specs
+            } else {
+                Vec::new()
+            },
             effort: Some(effort),
         };
         // The client redacts every request once more; the preview shows the same bytes.
         Ok((request.redacted(&known), assembled.sections))
+    }
+
+    /// The budgets for this provider's model: its window (learned from the server once, or
+    /// configured, or known) within `agent.context_tokens`.
+    async fn budgets(&self) -> (Budgets, Option<Window>) {
+        match &self.provider {
+            Ok(client) => {
+                let window = client.window().await;
+                let s = client.settings();
+                // o200k is OpenAI's own tokenizer; every other model counts more tokens.
+                let exact = s.kind == crate::llm::ProviderKind::OpenAi
+                    || s.flavour == crate::llm::ChatFlavour::OpenAi;
+                let budgets = self
+                    .settings
+                    .budgets
+                    .for_window(&window, s.max_output_tokens, exact);
+                (budgets, Some(window))
+            }
+            Err(_) => (self.settings.budgets, None),
+        }
+    }
+
+    /// The model's window as Mira will use it (`None`: no provider).
+    pub async fn window(&self) -> Option<Window> {
+        self.budgets().await.1
     }
 
     fn effort_for(&self, ask: &Ask, question: &str) -> Effort {
@@ -312,14 +345,12 @@ impl Agent {
         if outcome.status == TurnStatus::Completed
             && let Ok(client) = &self.provider
         {
-            match summarize::maybe_summarise(
-                &self.store,
-                client,
-                self.settings.summarize_after_tokens,
-                cancel,
-            )
-            .await
-            {
+            // A small window summarises sooner: what is summarised must fit in one call.
+            let after = self
+                .settings
+                .summarize_after_tokens
+                .min(self.budgets().await.0.total / 2);
+            match summarize::maybe_summarise(&self.store, client, after, cancel).await {
                 Ok(Some((first, last))) => tracing::info!(
                     first,
                     last,
@@ -352,15 +383,17 @@ impl Agent {
         let settings = client.settings();
         let specs = self.tools.specs();
 
-        // Embed the question first (network or model work, never inside the snapshot).
-        let embedded: Embedded = self.sources.embed(&question).await;
+        // Embed the question first (network or model work, never inside the snapshot), and
+        // learn the model's window (asked once per client).
+        let (embedded, (budgets, window)): (Embedded, _) =
+            tokio::join!(self.sources.embed(&question), self.budgets());
+        let window = window.unwrap_or(Window::ASSUMED);
         // Store the question and read the latest conversation in one trip off the runtime.
         let (turn_row, assembled) = {
             let public = ask.turn.clone();
             let project = ask.project.clone();
             let editor = ask.editor.clone();
             let sources = self.sources.clone();
-            let budgets = self.settings.budgets;
             let (provider, model, source) = (settings.kind, settings.model.clone(), ask.source);
             let question = question.clone();
             let specs = specs.clone();
@@ -409,6 +442,36 @@ impl Agent {
             }
         };
 
+        if let Some(too_long) = assembled.too_long {
+            // The question is stored (nothing the user typed is lost); no model is called.
+            let error = too_long.message(&window);
+            out.error = Some(error.clone());
+            let model = settings.model.clone();
+            let r = self
+                .db(move |s| {
+                    s.write(|tx| {
+                        let end = TurnEnd {
+                            status: TurnStatus::Failed,
+                            error: Some(&error),
+                            usage: Usage::default(),
+                            cost_usd: Some(0.0),
+                            model_calls: 0,
+                            model: &model,
+                        };
+                        conversation::finish_turn(tx, turn_row, &end).map_err(StoreError::from)
+                    })
+                })
+                .await;
+            if let Err(e) = r {
+                tracing::error!("could not record the end of turn {}: {e}", ask.turn);
+            }
+            return out;
+        }
+        let specs = if assembled.with_tools {
+            specs
+        } else {
+            Vec::new()
+        };
         let system = self.system_prompt(&assembled.system);
         let mut items = assembled.history;
         items.push(Item::User(assembled.user));
@@ -502,7 +565,7 @@ impl Agent {
             };
             out.usage.add(&completion.usage);
             model = completion.model.clone();
-            match settings.prices.cost(&model, &completion.usage) {
+            match settings.cost(&model, &completion.usage) {
                 Some(c) => cost += c,
                 None => priced = false,
             }

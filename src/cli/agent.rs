@@ -263,10 +263,14 @@ pub fn ask(question: Vec<String>, yes: bool, effort: Option<String>, show_contex
     if !outcome.text.ends_with('\n') {
         println!();
     }
-    let cost = outcome.cost_usd.map_or_else(
-        || "cost unknown (no price for this model)".to_string(),
-        |c| format!("${c:.4}"),
-    );
+    let local = agent
+        .provider()
+        .is_ok_and(|p| p.settings().is_free_local(&p.settings().model));
+    let cost = match outcome.cost_usd {
+        _ if local => "free (local)".to_string(),
+        Some(c) => format!("${c:.4}"),
+        None => "cost unknown (no price for this model)".to_string(),
+    };
     let u = outcome.usage;
     eprintln!(
         "\n— {} · {} tokens in ({} cached), {} out · {cost}",

@@ -22,6 +22,8 @@ struct ContextJson<'a> {
     /// The request's messages as the provider-neutral items (history, then the question).
     items: usize,
     total_tokens: usize,
+    /// The model's context window Mira fits the request into (`null`: no provider).
+    window_tokens: Option<usize>,
 }
 
 pub fn context(question: Vec<String>, json: bool) -> i32 {
@@ -44,12 +46,14 @@ pub fn context(question: Vec<String>, json: bool) -> i32 {
         };
         let rt = runtime()?;
         let (req, sections) = rt.block_on(agent.preview(&ask)).map_err(|e| (1, e))?;
+        let window = rt.block_on(agent.window());
         if json {
             let out = ContextJson {
                 sections: &sections,
                 system: &req.system,
                 items: req.items.len(),
                 total_tokens: sections.iter().map(|s| s.tokens).sum(),
+                window_tokens: window.map(|w| w.tokens),
             };
             println!(
                 "{}",
@@ -58,6 +62,9 @@ pub fn context(question: Vec<String>, json: bool) -> i32 {
         } else {
             // The sections go to stderr in `mira ask --show-context`; here they are the output.
             print_sections(&sections);
+            if let Some(w) = window {
+                eprintln!("── the model's window: {}", w.describe());
+            }
         }
         Ok(0)
     };

@@ -41,6 +41,33 @@ pub fn run(path: Option<std::path::PathBuf>) -> i32 {
     }
 
     println!("\nProvider\n  {}", d.provider);
+    if let Some(server) = &d.server {
+        println!("  window     {}", server.window.describe());
+        match &server.models {
+            Ok(models) => {
+                for m in models {
+                    let mark = if m.id == server.model {
+                        "  (in use)"
+                    } else {
+                        ""
+                    };
+                    println!("  model      {}{mark}", m.id);
+                }
+            }
+            Err(_) => println!("  models     the server did not answer (see problems below)"),
+        }
+    }
+
+    println!("\nProject instructions (read for every question; nested AGENTS.md too)");
+    if d.instructions.is_empty() {
+        println!(
+            "  none (AGENTS.md, CLAUDE.md, .github/copilot-instructions.md, .cursor/rules/*.mdc)"
+        );
+    }
+    for f in &d.instructions {
+        let cut = if f.truncated { ", cut at 32 KB" } else { "" };
+        println!("  {} ({} bytes{cut})", f.path, f.text.len());
+    }
 
     if let Some(cfg) = &d.config {
         print_embedder(&mira::embed::probe(&cfg.config.memory.embedder));

@@ -7,6 +7,7 @@ mod doctor;
 mod index;
 mod mcp;
 mod memory;
+mod models;
 pub mod pipe;
 mod project_index;
 mod terminal;
@@ -43,6 +44,13 @@ enum Command {
     Doctor {
         /// The directory whose project to check (default: the current directory)
         path: Option<PathBuf>,
+    },
+    /// The models the provider's server has (Ollama, llama.cpp, LM Studio, vLLM, OpenAI, …)
+    /// and the context window Mira uses for the configured one
+    Models {
+        /// Print JSON ({base_url, model, window, models})
+        #[arg(long)]
+        json: bool,
     },
     /// Index the project's source files (only what changed since the last run)
     Index {
@@ -145,6 +153,7 @@ pub fn run() -> ExitCode {
         Command::Lsp => lsp(),
         Command::Mcp => mcp::mcp(),
         Command::Doctor { path } => doctor::run(path),
+        Command::Models { json } => models::models(json),
         Command::Index { path } => index::index(path),
         Command::Symbols {
             query,

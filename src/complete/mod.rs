@@ -11,6 +11,7 @@
 
 pub mod cache;
 pub mod context;
+pub mod fit;
 pub mod flight;
 pub mod provider;
 pub mod shape;
@@ -84,6 +85,8 @@ pub struct Completer {
     reach: context::Reach,
     store: Option<Store>,
     paused_until: Mutex<Option<Instant>>,
+    /// The budgets fitted to the model's window, once its server was asked.
+    fitted: tokio::sync::OnceCell<fit::Budgets>,
 }
 
 impl Completer {
@@ -113,7 +116,31 @@ impl Completer {
             reach: context::Reach::new(sources.index),
             store: sources.store,
             paused_until: Mutex::new(None),
+            fitted: tokio::sync::OnceCell::new(),
         }
+    }
+
+    /// The budgets a place is cut with: fitted to the model's window once it is known (the
+    /// configuration as is until then, and the first call trims its window to the fit).
+    pub fn budgets(&self) -> fit::Budgets {
+        self.fitted
+            .get()
+            .copied()
+            .unwrap_or_else(|| fit::fit(&self.cfg, None))
+    }
+
+    async fn fitted(&self) -> fit::Budgets {
+        *self
+            .fitted
+            .get_or_init(|| async {
+                let window = if self.cfg.context_window.is_some() {
+                    None
+                } else {
+                    self.provider.window().await.map(|w| w.tokens)
+                };
+                fit::fit(&self.cfg, window)
+            })
+            .await
     }
 
     pub fn config(&self) -> &CompletionConfig {
@@ -131,7 +158,8 @@ impl Completer {
             return Err(NoSuggestion::Language);
         }
         let doc = place.uri.as_str().to_string();
-        let w = &place.window;
+        let budgets = self.fitted().await;
+        let w = &place.window.within(budgets.prefix, budgets.suffix);
         let cached = self.lock_cache().get(&doc, &w.prefix, &w.suffix);
         if let Some(text) = cached {
             return Ok(Suggestion {
@@ -160,7 +188,7 @@ impl Completer {
             header,
             prefix: w.prefix.clone(),
             suffix: w.suffix.clone(),
-            max_tokens: self.cfg.max_tokens,
+            max_tokens: budgets.max_tokens,
             single_line: w.mid_line(),
             file_name: file_name(&place.uri),
         };
@@ -207,7 +235,7 @@ impl Completer {
             &place.language_id,
             &standing,
             &reach,
-            self.cfg.context_tokens,
+            self.budgets().context,
         )
     }
 

@@ -158,6 +158,31 @@ impl Provider {
         })
     }
 
+    /// The completion model's window, asked of its server (`None`: it did not say, or a
+    /// hosted FIM API whose windows dwarf any completion prompt).
+    pub async fn window(&self) -> Option<llm::Window> {
+        match &self.backend {
+            Backend::Chat(c) => Some(c.window().await),
+            Backend::Fim(c) => {
+                let s = c.settings();
+                let flavour = match s.wire {
+                    FimWire::LlamaInfill => llm::ChatFlavour::LlamaCpp,
+                    FimWire::Ollama => llm::ChatFlavour::Ollama,
+                    FimWire::OpenAiCompletions => llm::ChatFlavour::Generic,
+                    FimWire::Codestral => return None,
+                };
+                llm::local::learn_window_once(&llm::local::ServerRef {
+                    kind: llm::ProviderKind::OpenAiChat,
+                    flavour,
+                    base_url: &s.base_url,
+                    model: &s.model,
+                    api_key: s.api_key.as_ref(),
+                })
+                .await
+            }
+        }
+    }
+
     /// Cost of a call in USD, when the model has a price.
     pub fn cost(&self, usage: &llm::Usage) -> Option<f64> {
         self.prices.cost(&self.model, usage)

@@ -45,6 +45,50 @@ impl Window {
     }
 }
 
+impl Window {
+    /// This window with the prefix and suffix cut to smaller budgets (at line starts, as
+    /// [`Window::around`] cuts); unchanged when they already fit.
+    pub fn within(&self, prefix_tokens: usize, suffix_tokens: usize) -> Window {
+        let (p, s) = (
+            prefix_tokens * BYTES_PER_TOKEN,
+            suffix_tokens * BYTES_PER_TOKEN,
+        );
+        if self.prefix.len() <= p && self.suffix.len() <= s {
+            return self.clone();
+        }
+        let mut prefix = self.prefix.as_str();
+        if prefix.len() > p {
+            let mut at = prefix.len() - p;
+            while !prefix.is_char_boundary(at) {
+                at += 1;
+            }
+            // Start at the next whole line when there is one within the budget.
+            let rest = &prefix[at..];
+            prefix = match rest.find('\n') {
+                Some(nl) if nl + 1 < rest.len() => &rest[nl + 1..],
+                _ => rest,
+            };
+        }
+        let mut suffix = self.suffix.as_str();
+        if suffix.len() > s {
+            let mut at = s;
+            while !suffix.is_char_boundary(at) {
+                at -= 1;
+            }
+            let head = &suffix[..at];
+            suffix = match head.rfind('\n') {
+                Some(nl) => &head[..nl + 1],
+                None => head,
+            };
+        }
+        Window {
+            prefix: prefix.to_string(),
+            suffix: suffix.to_string(),
+            ..self.clone()
+        }
+    }
+}
+
 /// Where the line ends, before its terminator.
 fn line_end_char(rope: &Rope, line: usize) -> usize {
     let slice = rope.line(line);

@@ -50,9 +50,15 @@ impl Default for StoreConfig {
 pub enum ProviderKind {
     /// OpenAI Responses API.
     Openai,
-    /// Chat Completions: OpenAI, DeepSeek, Ollama, llama.cpp, vLLM, OpenRouter.
+    /// Chat Completions: OpenAI, DeepSeek, vLLM, OpenRouter, any compatible `base_url`.
     OpenaiChat,
     Anthropic,
+    /// A local Ollama (`http://127.0.0.1:11434/v1` unless `base_url` says otherwise).
+    Ollama,
+    /// llama.cpp's `llama-server` (`http://127.0.0.1:8080/v1`).
+    LlamaCpp,
+    /// LM Studio's server (`http://127.0.0.1:1234/v1`).
+    Lmstudio,
 }
 
 impl ProviderKind {
@@ -61,6 +67,9 @@ impl ProviderKind {
             ProviderKind::Openai => "openai",
             ProviderKind::OpenaiChat => "openai-chat",
             ProviderKind::Anthropic => "anthropic",
+            ProviderKind::Ollama => "ollama",
+            ProviderKind::LlamaCpp => "llama-cpp",
+            ProviderKind::Lmstudio => "lmstudio",
         }
     }
 }
@@ -76,6 +85,9 @@ pub struct ProviderConfig {
     pub api_key: Option<SecretString>,
     /// Cap on the model's output per call.
     pub max_output_tokens: Option<u32>,
+    /// The model's context window in tokens. Mira asks local servers (llama.cpp `/props`,
+    /// Ollama `/api/show`, LM Studio, vLLM) and knows hosted models; this overrides both.
+    pub context_window: Option<usize>,
     pub connect_timeout_secs: Option<u64>,
     /// From sending a request to the response headers.
     pub first_byte_timeout_secs: Option<u64>,
@@ -269,7 +281,8 @@ pub struct AgentConfig {
     pub cost_warn_usd: f64,
     /// Reasoning effort: `auto` lets a cheap classifier pick per question.
     pub effort: EffortSetting,
-    /// Token budget for everything sent in one model call.
+    /// Token budget for everything sent in one model call; a model with a smaller window
+    /// (`provider.context_window`, or what its server says) gets less.
     pub context_tokens: usize,
     /// When the verbatim conversation passes this many tokens, its oldest half is summarised.
     pub summarize_after_tokens: usize,
@@ -373,6 +386,9 @@ pub struct CompletionConfig {
     pub prefix_tokens: usize,
     pub suffix_tokens: usize,
     pub context_tokens: usize,
+    /// The completion model's window; learned from a llama.cpp or Ollama server when unset.
+    /// All of the above shrink to fit it.
+    pub context_window: Option<usize>,
 }
 
 impl Default for CompletionConfig {
@@ -390,6 +406,7 @@ impl Default for CompletionConfig {
             prefix_tokens: 1_500,
             suffix_tokens: 500,
             context_tokens: 400,
+            context_window: None,
         }
     }
 }

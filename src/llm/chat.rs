@@ -131,8 +131,18 @@ struct Chunk {
     choices: Vec<Choice>,
     #[serde(default)]
     usage: Option<OpenAiUsage>,
+    /// llama.cpp's own counters; `cache_n` is the prompt tokens it reused from its cache
+    /// (servers too old to fill `prompt_tokens_details` still send it).
+    #[serde(default)]
+    timings: Option<Timings>,
     #[serde(default)]
     error: Option<ChunkError>,
+}
+
+#[derive(Deserialize)]
+struct Timings {
+    #[serde(default)]
+    cache_n: Option<u64>,
 }
 
 #[derive(Deserialize)]
@@ -289,6 +299,11 @@ impl StreamParser for Parser {
         // Usage may ride on the finish chunk (DeepSeek) or on a `choices: []` chunk (OpenAI).
         if let Some(u) = chunk.usage {
             self.usage = u.normalise();
+        }
+        if let Some(cache_n) = chunk.timings.and_then(|t| t.cache_n)
+            && self.usage.cached_input_tokens == 0
+        {
+            self.usage.cached_input_tokens = cache_n.min(self.usage.input_tokens);
         }
         for choice in chunk.choices {
             if let Some(d) = choice.delta {

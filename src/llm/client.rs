@@ -11,8 +11,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::sse::StreamParser;
 use super::{
-    Completion, Delta, Failure, LlmError, Previous, ProviderKind, ProviderSettings, Request,
-    TimeoutKind, anthropic, chat, openai,
+    Completion, Delta, Failure, ListedModel, LlmError, Previous, ProviderKind, ProviderSettings,
+    Request, TimeoutKind, Window, WindowSource, anthropic, chat, local, openai,
 };
 
 /// A configured provider. Cheap to clone (reqwest pools connections behind an Arc).
@@ -20,6 +20,9 @@ use super::{
 pub struct Client {
     settings: ProviderSettings,
     http: reqwest::Client,
+    /// The model's window, learned once from the server (a failed probe is not kept, so a
+    /// server started later is asked again).
+    window: std::sync::Arc<tokio::sync::OnceCell<Window>>,
 }
 
 /// reqwest is built with `rustls-no-provider`; the ring provider must be installed once per
@@ -44,11 +47,55 @@ impl Client {
                 url: settings.base_url.clone(),
                 message: format!("could not build the HTTP client: {e}"),
             })?;
-        Ok(Client { settings, http })
+        Ok(Client {
+            settings,
+            http,
+            window: Default::default(),
+        })
     }
 
     pub fn settings(&self) -> &ProviderSettings {
         &self.settings
+    }
+
+    fn server(&self) -> local::ServerRef<'_> {
+        let s = &self.settings;
+        local::ServerRef {
+            kind: s.kind,
+            flavour: s.flavour,
+            base_url: &s.base_url,
+            model: &s.model,
+            api_key: s.api_key.as_ref(),
+        }
+    }
+
+    /// The model's context window: `provider.context_window`, else what the server says
+    /// (asked once), else the published window of a hosted model, else [`Window::ASSUMED`].
+    pub async fn window(&self) -> Window {
+        if let Some(tokens) = self.settings.context_window {
+            return Window {
+                tokens,
+                source: WindowSource::Configured,
+            };
+        }
+        if let Some(w) = self.window.get() {
+            return *w;
+        }
+        if let Some(w) = local::learn_window_cached(&self.http, &self.server()).await {
+            return *self.window.get_or_init(|| async { w }).await;
+        }
+        match local::known_window(&self.settings.model) {
+            Some(tokens) => Window {
+                tokens,
+                source: WindowSource::Known,
+            },
+            None => Window::ASSUMED,
+        }
+    }
+
+    /// The models the server lists (`GET {base}/models`), sorted by id.
+    pub async fn models(&self) -> Result<Vec<ListedModel>, LlmError> {
+        local::list_models(&self.http, &self.server()).await
     }
 
     pub fn endpoint(&self) -> String {
@@ -66,10 +113,29 @@ impl Client {
     }
 
     fn body_after(&self, req: &Request, previous: Option<&Previous>) -> serde_json::Value {
-        match self.settings.kind {
-            ProviderKind::OpenAi => openai::body(&self.settings, req, previous),
-            ProviderKind::OpenAiChat => chat::body(&self.settings, req),
-            ProviderKind::Anthropic => anthropic::body(&self.settings, req),
+        // Once the window is known, the answer's cap leaves room for the prompt (a small
+        // local model must not be asked for 8,192 tokens out of 2,048).
+        let fitted;
+        let configured = self.settings.context_window.map(|tokens| Window {
+            tokens,
+            source: WindowSource::Configured,
+        });
+        let s = match configured.as_ref().or(self.window.get()) {
+            Some(w)
+                if w.output_reserve(self.settings.max_output_tokens)
+                    < self.settings.max_output_tokens as usize =>
+            {
+                let mut s = self.settings.clone();
+                s.max_output_tokens = w.output_reserve(s.max_output_tokens) as u32;
+                fitted = s;
+                &fitted
+            }
+            _ => &self.settings,
+        };
+        match s.kind {
+            ProviderKind::OpenAi => openai::body(s, req, previous),
+            ProviderKind::OpenAiChat => chat::body(s, req),
+            ProviderKind::Anthropic => anthropic::body(s, req),
         }
     }
 

@@ -11,6 +11,7 @@ mod anthropic;
 mod chat;
 mod client;
 pub mod fim;
+pub mod local;
 mod openai;
 pub mod price;
 mod redacted;
@@ -18,6 +19,7 @@ mod settings;
 mod sse;
 
 pub use client::Client;
+pub use local::{ListedModel, ServerReport, Window, WindowSource, server_report};
 pub use price::{Price, PriceTable};
 pub use settings::{
     ChatFlavour, NoProvider, ProviderKind, ProviderSettings, RetryPolicy, Timeouts,
@@ -222,14 +224,17 @@ pub enum TimeoutKind {
 pub enum LlmError {
     #[error("{0}")]
     NoProvider(#[from] NoProvider),
-    #[error("{provider} answered HTTP {status}: {message}{}", hint_for_status(*status))]
+    #[error("{provider} answered HTTP {status}: {message}{}", hint_for_status(*status, message))]
     Http {
         provider: ProviderKind,
         status: u16,
         message: String,
         retry_after: Option<Duration>,
     },
-    #[error("could not reach {provider} at {url}: {message}; check `base_url` and your network")]
+    #[error(
+        "could not reach {provider} at {url}: {message}; {}",
+        hint_for_unreachable(url)
+    )]
     Connect {
         provider: ProviderKind,
         url: String,
@@ -259,8 +264,29 @@ pub enum LlmError {
     Cancelled,
 }
 
-fn hint_for_status(status: u16) -> &'static str {
+fn hint_for_unreachable(url: &str) -> &'static str {
+    if settings::is_loopback_url(url) {
+        "is the local model server running? (`ollama serve`, `llama-server -m MODEL.gguf`, \
+         or LM Studio's server); `mira doctor` checks it"
+    } else {
+        "check `base_url` and your network"
+    }
+}
+
+fn hint_for_status(status: u16, message: &str) -> &'static str {
+    let m = message.to_ascii_lowercase();
     match status {
+        400 if m.contains("context") => {
+            "; the prompt is larger than the model's window: set `provider.context_window` to \
+             the server's context size (`mira doctor` shows what Mira uses)"
+        }
+        404 if m.contains("model") => {
+            "; the server does not have this model: `mira models` lists the ones it has \
+             (Ollama: `ollama pull MODEL`)"
+        }
+        503 if m.contains("loading") => {
+            "; the server is still loading the model, try again in a moment"
+        }
         401 | 403 => "; check the API key (env var or `provider.api_key`)",
         404 => "; check `provider.base_url` and `provider.model`",
         429 => "; rate limited, retries exhausted",

@@ -44,22 +44,29 @@ impl std::str::FromStr for ProviderKind {
     fn from_str(s: &str) -> Result<Self, String> {
         match s {
             "openai" | "openai-responses" => Ok(ProviderKind::OpenAi),
-            "openai-chat" | "chat" | "deepseek" | "ollama" => Ok(ProviderKind::OpenAiChat),
+            "openai-chat" | "chat" | "deepseek" | "ollama" | "llama-cpp" | "lmstudio" => {
+                Ok(ProviderKind::OpenAiChat)
+            }
             "anthropic" => Ok(ProviderKind::Anthropic),
             other => Err(format!(
-                "unknown provider `{other}`; expected openai, openai-chat or anthropic"
+                "unknown provider `{other}`; expected openai, openai-chat, anthropic, ollama, \
+                 llama-cpp or lmstudio"
             )),
         }
     }
 }
 
-/// Chat Completions servers differ in small ways that matter: where reasoning text comes in
-/// and whether it must (DeepSeek thinking mode with tool calls) or must not be echoed back.
+/// Chat Completions servers differ in small ways that matter: where reasoning text comes in,
+/// whether it must (DeepSeek thinking mode with tool calls) or must not be echoed back, and
+/// where a local server states its context window (`llm::local`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ChatFlavour {
     OpenAi,
     DeepSeek,
     Ollama,
+    /// llama.cpp's `llama-server`.
+    LlamaCpp,
+    LmStudio,
     Generic,
 }
 
@@ -71,6 +78,8 @@ impl ChatFlavour {
             ChatFlavour::DeepSeek
         } else if url.contains(":11434") || url.contains("ollama") {
             ChatFlavour::Ollama
+        } else if url.contains(":1234") {
+            ChatFlavour::LmStudio
         } else if url.contains("api.openai.com") {
             ChatFlavour::OpenAi
         } else {
@@ -135,6 +144,8 @@ pub struct ProviderSettings {
     pub api_key: Option<SecretString>,
     pub flavour: ChatFlavour,
     pub max_output_tokens: u32,
+    /// `provider.context_window`: the model's window, overriding what the server says.
+    pub context_window: Option<usize>,
     /// Responses API only: let OpenAI keep responses (`store: true`) so a tool loop sends
     /// `previous_response_id` and the new items instead of the whole conversation.
     pub responses_store: bool,
@@ -149,6 +160,20 @@ impl ProviderSettings {
         is_loopback_url(&self.base_url)
     }
 
+    /// What a call cost in USD: the price table's figure; a model without a price served on
+    /// this machine costs nothing (a loopback proxy to a hosted model keeps its price);
+    /// `None` when a remote model has no price.
+    pub fn cost(&self, model: &str, usage: &super::Usage) -> Option<f64> {
+        self.prices
+            .cost(model, usage)
+            .or_else(|| self.is_local().then_some(0.0))
+    }
+
+    /// Whether this call was free because the model runs here (for "free (local)").
+    pub fn is_free_local(&self, model: &str) -> bool {
+        self.is_local() && self.prices.lookup(model).is_none()
+    }
+
     pub fn new(kind: ProviderKind, base_url: impl Into<String>, model: impl Into<String>) -> Self {
         let base_url = base_url.into().trim_end_matches('/').to_string();
         let model = model.into();
@@ -159,6 +184,7 @@ impl ProviderSettings {
             model,
             api_key: None,
             max_output_tokens: 8192,
+            context_window: None,
             responses_store: false,
             timeouts: Timeouts::default(),
             retry: RetryPolicy::default(),
@@ -176,9 +202,17 @@ impl ProviderSettings {
     /// Without an explicit provider, the first key set picks one: OpenAI, Anthropic, DeepSeek.
     pub fn resolve(cfg: &ProviderConfig, keys: &ApiKeys) -> Result<ProviderSettings, NoProvider> {
         const DEEPSEEK: &str = "https://api.deepseek.com";
+        if let Some(local) = cfg.name.and_then(LocalServer::of) {
+            return local.resolve(cfg, keys);
+        }
         let kind = match cfg.name {
             Some(config::ProviderKind::Openai) => ProviderKind::OpenAi,
-            Some(config::ProviderKind::OpenaiChat) => ProviderKind::OpenAiChat,
+            Some(
+                config::ProviderKind::OpenaiChat
+                | config::ProviderKind::Ollama
+                | config::ProviderKind::LlamaCpp
+                | config::ProviderKind::Lmstudio,
+            ) => ProviderKind::OpenAiChat,
             Some(config::ProviderKind::Anthropic) => ProviderKind::Anthropic,
             None if keys.openai.is_some() => ProviderKind::OpenAi,
             None if keys.anthropic.is_some() => ProviderKind::Anthropic,
@@ -220,6 +254,14 @@ impl ProviderSettings {
         });
         let mut s = ProviderSettings::new(kind, base_url, model);
         s.api_key = key;
+        s.apply(cfg);
+        Ok(s)
+    }
+
+    /// The settings every provider shares: output cap, window, timeouts, retries, prices.
+    fn apply(&mut self, cfg: &ProviderConfig) {
+        let s = self;
+        s.context_window = cfg.context_window;
         if let Some(n) = cfg.max_output_tokens {
             s.max_output_tokens = n;
         }
@@ -244,6 +286,59 @@ impl ProviderSettings {
                 },
             );
         }
+    }
+}
+
+/// The local servers Mira knows by name: each has its usual address, needs no key, and says
+/// its context window in its own way.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum LocalServer {
+    Ollama,
+    LlamaCpp,
+    LmStudio,
+}
+
+impl LocalServer {
+    fn of(kind: config::ProviderKind) -> Option<LocalServer> {
+        match kind {
+            config::ProviderKind::Ollama => Some(LocalServer::Ollama),
+            config::ProviderKind::LlamaCpp => Some(LocalServer::LlamaCpp),
+            config::ProviderKind::Lmstudio => Some(LocalServer::LmStudio),
+            _ => None,
+        }
+    }
+
+    fn resolve(self, cfg: &ProviderConfig, keys: &ApiKeys) -> Result<ProviderSettings, NoProvider> {
+        let (name, base, flavour) = match self {
+            LocalServer::Ollama => ("ollama", "http://127.0.0.1:11434/v1", ChatFlavour::Ollama),
+            LocalServer::LlamaCpp => (
+                "llama-cpp",
+                "http://127.0.0.1:8080/v1",
+                ChatFlavour::LlamaCpp,
+            ),
+            LocalServer::LmStudio => (
+                "lmstudio",
+                "http://127.0.0.1:1234/v1",
+                ChatFlavour::LmStudio,
+            ),
+        };
+        // llama-server serves the one model it was started with, whatever the name; Ollama
+        // and LM Studio serve many and need to be told which.
+        let model = match (&cfg.model, self) {
+            (Some(m), _) => m.clone(),
+            (None, LocalServer::LlamaCpp) => "default".to_string(),
+            (None, _) => return Err(NoProvider::MissingModel { provider: name }),
+        };
+        let base_url = cfg.base_url.as_deref().unwrap_or(base);
+        let mut s = ProviderSettings::new(ProviderKind::OpenAiChat, base_url, model);
+        s.flavour = flavour;
+        // A server behind a proxy may want a key; a loopback one never does.
+        s.api_key = cfg.api_key.clone().or_else(|| {
+            (!is_loopback_url(&s.base_url))
+                .then(|| keys.openai.clone())
+                .flatten()
+        });
+        s.apply(cfg);
         Ok(s)
     }
 }
@@ -259,9 +354,8 @@ pub enum NoProvider {
          \x20   export DEEPSEEK_API_KEY=sk-...      (DeepSeek)\n\
          or add a [provider] section to ~/.config/mira/config.toml, e.g. for a local Ollama:\n\
          \x20   [provider]\n\
-         \x20   name = \"openai-chat\"\n\
-         \x20   base_url = \"http://127.0.0.1:11434/v1\"\n\
-         \x20   model = \"qwen3\"\n\
+         \x20   name = \"ollama\"      # or \"llama-cpp\", \"lmstudio\"\n\
+         \x20   model = \"qwen3\"      # `mira models` lists what the server has\n\
          Then run `mira doctor` to check."
     )]
     Missing,
@@ -274,11 +368,19 @@ pub enum NoProvider {
         kind: ProviderKind,
         var: &'static str,
     },
-    #[error("{0}\nSet `MIRA_PROVIDER` or `provider.name` to openai, openai-chat or anthropic.")]
+    #[error(
+        "provider `{provider}` needs a model: set `provider.model` (or `MIRA_MODEL`) to one \
+         the server has; `mira models` lists them."
+    )]
+    MissingModel { provider: &'static str },
+    #[error(
+        "{0}\nSet `MIRA_PROVIDER` or `provider.name` to openai, openai-chat, anthropic, ollama, \
+         llama-cpp or lmstudio."
+    )]
     Invalid(String),
 }
 
-fn is_loopback_url(url: &str) -> bool {
+pub(super) fn is_loopback_url(url: &str) -> bool {
     let rest = url.split_once("://").map_or(url, |(_, r)| r);
     let authority = rest.split(['/', '?']).next().unwrap_or("");
     let host = match authority.strip_prefix('[') {

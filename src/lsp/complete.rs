@@ -66,11 +66,11 @@ fn place(state: &ServerState, at: &TextDocumentPositionParams, trigger: Trigger)
     let docs = state.documents();
     let doc = docs.get(&at.text_document.uri)?;
     let char_idx = position_to_char(doc.rope(), at.position, state.encoding());
-    let cfg = c.config();
+    let budgets = c.budgets();
     Some(Place {
         uri: at.text_document.uri.clone(),
         language_id: doc.language_id().to_string(),
-        window: Window::around(doc.rope(), char_idx, cfg.prefix_tokens, cfg.suffix_tokens),
+        window: Window::around(doc.rope(), char_idx, budgets.prefix, budgets.suffix),
         trigger,
     })
 }

@@ -54,6 +54,12 @@ pub struct Doctor {
     pub files: Vec<(PathBuf, bool)>,
     pub store: Option<StoreReport>,
     pub provider: String,
+    /// A local model server, asked for its models and the model's window (hosted providers
+    /// are not called: the doctor works offline; `mira models` asks them).
+    pub server: Option<crate::llm::ServerReport>,
+    /// The project's own instructions for the model (`AGENTS.md` …), as a turn at the
+    /// project root reads them.
+    pub instructions: Vec<crate::agent::instructions::InstructionFile>,
     pub secrets: SecretsReport,
     pub logs: Option<LogsReport>,
     pub problems: Vec<Problem>,
@@ -142,6 +148,8 @@ pub fn run(inputs: ConfigInputs, start: &Path) -> Doctor {
         Some(l) => describe_provider(l),
         None => "unknown (configuration not loaded)".into(),
     };
+    let server = loaded.as_ref().and_then(|l| local_server(l, &mut problems));
+    let instructions = crate::agent::instructions::gather(&project.root, None);
     let secrets = secrets_report(&project.root, loaded.as_ref(), &mut problems);
     let logs = loaded.as_ref().map(|l| logs_report(&l.config.store.home));
     Doctor {
@@ -153,8 +161,38 @@ pub fn run(inputs: ConfigInputs, start: &Path) -> Doctor {
         files,
         store,
         provider,
+        server,
+        instructions,
         problems,
     }
+}
+
+/// Asks a loopback provider's server what it serves; a server that is down or lacks the
+/// configured model is a problem worded with the fix.
+fn local_server(l: &Loaded, problems: &mut Vec<Problem>) -> Option<crate::llm::ServerReport> {
+    let settings = crate::llm::ProviderSettings::resolve(&l.config.provider, &l.keys).ok()?;
+    if !settings.is_local() {
+        return None;
+    }
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .ok()?;
+    let report = rt.block_on(crate::llm::server_report(settings)).ok()?;
+    match &report.models {
+        Err(e) => problems.push(Problem::Runtime(e.clone())),
+        Ok(list) if !report.has_model() => problems.push(Problem::Config(format!(
+            "the server at {} has no model `{}`; it has: {}. Set `provider.model` to one of them",
+            report.base_url,
+            report.model,
+            list.iter()
+                .map(|m| m.id.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))),
+        Ok(_) => {}
+    }
+    Some(report)
 }
 
 fn secrets_report(root: &Path, l: Option<&Loaded>, problems: &mut Vec<Problem>) -> SecretsReport {

@@ -307,6 +307,14 @@ impl MockFim {
         let Some((path, headers, body)) = read_request(sock).await else {
             return Served::Cut;
         };
+        // Mira asks a completion server for its window once (llama.cpp `/props`, Ollama
+        // `/api/show`, `/v1/models`); the mock has none to tell, and a probe is no completion.
+        if path == "/props" || path.ends_with("/models") || path.starts_with("/api/show") {
+            let _ = sock
+                .write_all(b"HTTP/1.1 404 Mock\r\ncontent-length: 0\r\nconnection: close\r\n\r\n")
+                .await;
+            return Served::Cut;
+        }
         let (i, reply) = {
             let mut st = self.state.lock().unwrap();
             if path != self.wire.path() {

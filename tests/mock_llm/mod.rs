@@ -289,6 +289,16 @@ impl MockLlm {
         let Some(req) = read_request(&mut sock).await else {
             return;
         };
+        // Mira asks a loopback server for its window and models (llama.cpp `/props`, Ollama
+        // `/api/show`, `/v1/models`); the mock, like a hosted API, has neither, and such a
+        // probe is no model call: it takes nothing from the script.
+        if req.path == "/props" || req.path.ends_with("/models") || req.path.starts_with("/api/") {
+            let _ = sock
+                .write_all(b"HTTP/1.1 404 Mock\r\ncontent-length: 0\r\nconnection: close\r\n\r\n")
+                .await;
+            let _ = sock.shutdown().await;
+            return;
+        }
         let reply = {
             let mut st = self.state.lock().unwrap();
             let mut problems = validate(self.wire, &req, &st.responses);

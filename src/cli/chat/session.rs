@@ -167,8 +167,10 @@ impl Session {
             return String::new();
         }
         match (o.cost_usd, self.agent.provider()) {
+            (_, Ok(p)) if p.settings().is_free_local(&p.settings().model) => {
+                " · free (local)".into()
+            }
             (Some(c), _) => format!(" · ${c:.4}"),
-            (None, Ok(p)) if p.settings().is_local() => " · free (local)".into(),
             (None, Ok(p)) if !self.said_unpriced => {
                 self.said_unpriced = true;
                 format!(
