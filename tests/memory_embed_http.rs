@@ -392,3 +392,40 @@ async fn unreachable_server_and_bad_config_are_clear() {
         );
     }
 }
+
+/// OPENAI_API_KEY belongs to OpenAI: an OpenAI-compatible server on this machine (llama.cpp,
+/// LM Studio) never sees it; a key written for the embedder is sent.
+#[tokio::test]
+async fn the_openai_key_never_reaches_a_server_on_this_machine() {
+    let ok = || {
+        json(
+            200,
+            serde_json::json!({"data": [{"index": 0, "embedding": [1.0, 0.0]}]}),
+        )
+    };
+    let server = serve(vec![ok(), ok()]).await;
+    let key = secrecy::SecretString::from("sk-test-openai-key-0000000000");
+    let e = Embedder::from_config(&config(Provider::Openai, &server.url), Some(&key))
+        .unwrap()
+        .unwrap();
+    e.embed(&texts(&["x"])).await.unwrap();
+    let own = EmbedderConfig {
+        api_key: Some(secrecy::SecretString::from("local-key")),
+        ..config(Provider::Openai, &server.url)
+    };
+    let e = Embedder::from_config(&own, Some(&key)).unwrap().unwrap();
+    e.embed(&texts(&["x"])).await.unwrap();
+    let auth: Vec<Option<String>> = server
+        .requests
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            r.headers
+                .iter()
+                .find(|(k, _)| k.eq_ignore_ascii_case("authorization"))
+                .map(|(_, v)| v.clone())
+        })
+        .collect();
+    assert_eq!(auth, [None, Some("Bearer local-key".to_string())]);
+}

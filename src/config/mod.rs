@@ -139,3 +139,18 @@ pub fn load(inputs: &ConfigInputs) -> Result<Loaded, ConfigError> {
 
 #[cfg(test)]
 mod tests;
+
+/// Whether `url` names this machine (`localhost`, 127.0.0.0/8, `::1`): a server there is the
+/// user's own, so it needs no key and is sent none.
+pub fn is_loopback_url(url: &str) -> bool {
+    let rest = url.split_once("://").map_or(url, |(_, r)| r);
+    let authority = rest.split(['/', '?']).next().unwrap_or("");
+    let host = match authority.strip_prefix('[') {
+        Some(v6) => v6.split(']').next().unwrap_or(""),
+        None => authority.rsplit_once(':').map_or(authority, |(h, _)| h),
+    };
+    host.eq_ignore_ascii_case("localhost")
+        || host
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
+}

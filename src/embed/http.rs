@@ -64,10 +64,13 @@ impl HttpEmbedder {
                 "base_url `{base}` must start with http:// or https://"
             )));
         }
-        let api_key = cfg
-            .api_key
-            .clone()
-            .or_else(|| openai_key.filter(|_| wire == Wire::OpenAi).cloned());
+        // OPENAI_API_KEY is for OpenAI: a server on this machine never receives it (only a
+        // key written in memory.embedder.api_key is sent there).
+        let api_key = cfg.api_key.clone().or_else(|| {
+            openai_key
+                .filter(|_| wire == Wire::OpenAi && !crate::config::is_loopback_url(base))
+                .cloned()
+        });
         // reqwest is built without a bundled crypto provider; ring is the one we link
         let _ = rustls::crypto::ring::default_provider().install_default();
         let client = reqwest::Client::builder()
