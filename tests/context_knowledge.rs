@@ -392,8 +392,9 @@ fn bad_input_gets_a_clear_outcome_and_the_turn_still_runs() {
     assert!(user.contains("ops/deploy.sh"), "{user}");
 }
 
-/// With the local embedder, a memory that shares no word with the question is recalled by
-/// meaning; without it (BM25 only) it is not. Code search ranks by meaning too.
+/// With the built-in or the local embedder, a memory that shares no word with the question is
+/// recalled by meaning; with none (BM25 only) it is not. Code search ranks by meaning with the
+/// local one.
 #[cfg(feature = "local-embeddings")]
 #[test]
 fn the_local_embedder_recalls_by_paraphrase() {
@@ -419,14 +420,24 @@ fn the_local_embedder_recalls_by_paraphrase() {
             .unwrap()
             .to_string()
     };
+    // The default, built-in embedder already finds it...
+    let builtin = memories_of(&ok(dir.path(), &["context", "--json", question]));
+    assert!(builtin.contains("Standups happen at 9:30"), "{builtin}");
+
+    // ...and full-text search alone cannot.
+    let cfg = dir.path().join("home/.config/mira");
+    std::fs::create_dir_all(&cfg).unwrap();
+    std::fs::write(
+        cfg.join("config.toml"),
+        "[memory.embedder]\nprovider = \"none\"\n",
+    )
+    .unwrap();
     let bm25 = memories_of(&ok(dir.path(), &["context", "--json", question]));
     assert!(
         !bm25.contains("blue room"),
         "no shared word, no BM25 hit: {bm25}"
     );
 
-    let cfg = dir.path().join("home/.config/mira");
-    std::fs::create_dir_all(&cfg).unwrap();
     std::fs::write(
         cfg.join("config.toml"),
         format!("[memory.embedder]\nprovider = \"local\"\nmodel_dir = \"{model}\"\n"),
