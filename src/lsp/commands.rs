@@ -2,8 +2,10 @@
 //! Anything slow is spawned; the reply never waits for the client or a model.
 
 use super::state::ServerState;
+use crate::llm::{ProviderSettings, server_report};
 use crate::surface::commands::{self, Command};
 use crate::surface::status::{self, IndexSummary, Status};
+use serde::Serialize;
 use std::sync::Arc;
 use tower_lsp_server::jsonrpc::{Error, Result};
 use tower_lsp_server::ls_types::{ExecuteCommandParams, LSPAny, MessageType};
@@ -37,6 +39,7 @@ pub async fn execute(
         Command::OpenConversation => Ok(Some(super::chat::open_conversation(state))),
         Command::Status => status(state).await,
         Command::Reindex => super::symbols::reindex(state),
+        Command::Models => report(state, models(state).await),
     }
 }
 
@@ -92,4 +95,74 @@ async fn status(state: &Arc<ServerState>) -> Result<Option<LSPAny>> {
     serde_json::to_value(&report)
         .map(Some)
         .map_err(|e| Error::invalid_params(e.to_string()))
+}
+
+/// `mira.models`: what the configured provider's server lists, and the model in use.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ModelList {
+    /// The model Mira asks for (`provider.model`, the editor's setting included).
+    pub model: String,
+    pub base_url: String,
+    /// Whether the server lists `model` (llama.cpp serves one model under any name).
+    pub available: bool,
+    /// The window Mira budgets for `model`, in tokens, and that said with where it came from.
+    pub window: usize,
+    pub window_described: String,
+    /// Sorted by id.
+    pub models: Vec<ListedModelInfo>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ListedModelInfo {
+    pub id: String,
+    /// The window the listing states, when it states one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub window: Option<usize>,
+    /// This is the model Mira asks for.
+    pub in_use: bool,
+}
+
+/// How long `mira.models` waits for the model server in all (a loopback server that is down
+/// refuses at once; one that hangs must not leave the editor's picker waiting).
+const MODELS_PATIENCE: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Asks the provider's server for its models (`llm::server_report`, as `mira models` does).
+/// Only the configuration snapshot is taken from the state: no lock is held while waiting.
+async fn models(state: &Arc<ServerState>) -> std::result::Result<LSPAny, String> {
+    let config = state.config();
+    let mut settings = ProviderSettings::resolve(&config.config.provider, &config.keys)
+        .map_err(|e| format!("cannot list models: {e}"))?;
+    settings.timeouts.connect = settings.timeouts.connect.min(MODELS_PATIENCE);
+    let base_url = settings.base_url.clone();
+    let report = tokio::time::timeout(MODELS_PATIENCE, server_report(settings))
+        .await
+        .map_err(|_| {
+            format!(
+                "the model server at {base_url} did not answer within {}s",
+                MODELS_PATIENCE.as_secs()
+            )
+        })?
+        .map_err(|e| e.to_string())?;
+    let available = report.has_model();
+    let listed = report
+        .models
+        .map_err(|e| format!("cannot list the models at {base_url}: {e}"))?;
+    let list = ModelList {
+        available,
+        window: report.window.tokens,
+        window_described: report.window.describe(),
+        models: listed
+            .into_iter()
+            .map(|m| ListedModelInfo {
+                in_use: m.id == report.model,
+                id: m.id,
+                window: m.window,
+            })
+            .collect(),
+        model: report.model,
+        base_url: report.base_url,
+    };
+    serde_json::to_value(&list).map_err(|e| e.to_string())
 }

@@ -26,6 +26,7 @@ pub const COMMANDS: &[&str] = &[
     "mira.cancel",
     "mira.status",
     "mira.reindex",
+    "mira.models",
 ];
 
 #[derive(Clone, Debug, PartialEq, Deserialize)]
@@ -173,6 +174,7 @@ pub enum Command {
     Cancel(CancelArgs),
     Status,
     Reindex,
+    Models,
 }
 
 impl Command {
@@ -192,6 +194,7 @@ impl Command {
             Command::Cancel(_) => "mira.cancel",
             Command::Status => "mira.status",
             Command::Reindex => "mira.reindex",
+            Command::Models => "mira.models",
         }
     }
 }
@@ -273,6 +276,7 @@ pub fn parse(command: &str, arguments: Vec<Value>) -> Result<Command, CommandErr
         }),
         "mira.status" => Command::Status,
         "mira.reindex" => Command::Reindex,
+        "mira.models" => Command::Models,
         _ => unreachable!("every name in COMMANDS has an arm"),
     })
 }
@@ -380,6 +384,7 @@ mod tests {
             Command::ApplyProposal(ProposalArgs { proposal: 3 })
         );
         assert_eq!(parse("mira.status", vec![]).unwrap(), Command::Status);
+        assert_eq!(parse("mira.models", vec![]).unwrap(), Command::Models);
         assert_eq!(
             parse("mira.cancel", vec![]).unwrap(),
             Command::Cancel(CancelArgs { turn: None })

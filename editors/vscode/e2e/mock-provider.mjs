@@ -5,6 +5,8 @@
 import http from 'node:http';
 
 const CREATED = 1767225600;
+/** What `GET /v1/models` lists. */
+export const MODELS = ['gpt-4.1', 'gpt-4.1-mini', 'gpt-4.1-nano', 'local-e2e-model'];
 
 function chunk(delta, finish = null) {
   return { id: 'chatcmpl-e2e', object: 'chat.completion.chunk', created: CREATED, model: 'gpt-4.1', system_fingerprint: 'fp_e2e', choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }], usage: null };
@@ -35,6 +37,12 @@ export function startMockProvider(script, { gapMs = 60 } = {}) {
     let raw = '';
     req.on('data', (d) => (raw += d));
     req.on('end', async () => {
+      // The model list, as an OpenAI-compatible server gives it ("Mira: Choose Model").
+      if (req.method === 'GET' && req.url.endsWith('/v1/models')) {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ object: 'list', data: MODELS.map((id) => ({ id, object: 'model', created: CREATED, owned_by: 'e2e' })) }));
+        return;
+      }
       if (req.method !== 'POST' || !req.url.endsWith('/chat/completions')) {
         res.writeHead(404, { 'content-type': 'application/json' });
         res.end(JSON.stringify({ error: { message: `no route ${req.method} ${req.url}`, type: 'invalid_request_error' } }));

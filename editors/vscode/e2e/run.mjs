@@ -24,7 +24,7 @@ import path from 'node:path';
 import net from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
-import { startMockProvider, lastMessage, fimPrompt } from './mock-provider.mjs';
+import { startMockProvider, lastMessage, fimPrompt, MODELS } from './mock-provider.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const extDir = path.resolve(here, '..');
@@ -559,6 +559,30 @@ try {
   const slow = mock.requests.slice(asked).find((r) => lastMessage(r.body).text.includes('take your time'));
   if (!slow) fail('the slow question never reached the model');
   if (slow.body.model !== 'gpt-4.1-mini') fail(`the new mira.model setting did not reach the server: it asked for ${slow.body.model}`);
+  done();
+
+  done = step('"Mira: Choose Model" lists the server\'s models (the one in use marked) and writes the pick to mira.model, which the server then uses');
+  await palette('Mira: Choose Model');
+  const modelPick = page.locator('.quick-input-widget', { hasText: 'Choose Model' }).first();
+  await modelPick.waitFor({ state: 'visible', timeout: 15_000 }).catch(() => fail('no model QuickPick appeared'));
+  const modelRows = page.locator('.quick-input-list .monaco-list-row');
+  await until('the server\'s models in the QuickPick', async () => (await modelRows.count()) === MODELS.length, 10_000, 100)
+    .catch(async () => fail(`the QuickPick lists ${JSON.stringify(await modelRows.allInnerTexts())}, not ${MODELS}`));
+  const rowsText = (await modelRows.allInnerTexts()).map((t) => t.replace(/\s+/g, ' ').trim());
+  for (const m of MODELS) if (!rowsText.some((t) => t.startsWith(m))) fail(`${m} is not offered: ${JSON.stringify(rowsText)}`);
+  if (!/^gpt-4\.1-mini\b.*in use/.test(rowsText[0])) fail(`the model in use (gpt-4.1-mini) is not first and marked: ${JSON.stringify(rowsText)}`);
+  if (rowsText.filter((t) => /in use/.test(t)).length !== 1) fail(`not exactly one model marked in use: ${JSON.stringify(rowsText)}`);
+  await page.keyboard.type('local-e2e-model');
+  await page.keyboard.press('Enter');
+  await until('mira.model written to User settings', async () => JSON.parse(fs.readFileSync(settingsFile, 'utf8'))['mira.model'] === 'local-e2e-model', 10_000, 100)
+    .catch(() => fail(`settings.json has mira.model ${JSON.parse(fs.readFileSync(settingsFile, 'utf8'))['mira.model']}, not local-e2e-model`));
+  await new Promise((r) => setTimeout(r, 2_000));
+  await frame.locator('#question').fill('Which model answers? (model choice check)');
+  await frame.locator('#question').press('Enter');
+  await until('the model-choice question answered', async () => (await frame.locator('.turn.status-completed .question', { hasText: 'model choice check' }).count()) > 0, 30_000, 100);
+  const chosen = mock.requests.find((r) => lastMessage(r.body).text.includes('model choice check'));
+  if (chosen?.body.model !== 'local-e2e-model') fail(`the chosen model did not reach the server: it asked for ${chosen?.body.model}`);
+  await changeSettings({ 'mira.model': 'gpt-4.1' });
   done();
 
   done = step('accept a model edit in the refactor preview');

@@ -10,6 +10,7 @@ import { KEY_VARIABLES } from './server';
 import { RESTART_KEYS } from './settings';
 import { addCost, costToday, ServerPhase, statusText } from './status';
 import { LogTail, logDir } from './serverLog';
+import { chooseModel } from './models';
 
 /** What deactivate stops, in order: the server (shutdown, exit), then the log and channel. */
 let running: { mira: MiraClient; tail?: LogTail; output: vscode.LogOutputChannel } | undefined;
@@ -68,6 +69,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<MiraCl
       output.show(true);
     }),
     vscode.commands.registerCommand('mira.setApiKey', () => setApiKey(context, mira)),
+    vscode.commands.registerCommand('mira.chooseModel', () => chooseModel(mira)),
     vscode.commands.registerCommand('mira.memories.refresh', () => memories.refresh()),
     vscode.commands.registerCommand('mira.memories.forget', (n) => memories.forget(n)),
     vscode.commands.registerCommand('mira.memories.restore', (n) => memories.restore(n)),

@@ -291,3 +291,45 @@ test("context comes from the user's code only: output channels, settings, webvie
   assert.equal(mira.userEditor(), undefined, 'a closed file is no context');
   mira.dispose();
 });
+
+test('"Mira: Choose Model" lists the server\'s models, the one in use first and marked, and writes the pick to mira.model', async () => {
+  const { chooseModel, modelItems } = await import('../src/models');
+  const list = {
+    model: 'qwen3:8b',
+    baseUrl: 'http://127.0.0.1:11434/v1',
+    available: true,
+    window: 8192,
+    windowDescribed: '8192 tokens (from the server\'s /api/show)',
+    models: [
+      { id: 'llama3.2:3b', window: 4096, inUse: false },
+      { id: 'qwen3:8b', window: 8192, inUse: true },
+      { id: 'smollm2', inUse: false },
+    ],
+  };
+  assert.deepEqual(
+    modelItems(list).map((i) => [i.label, i.description]),
+    [
+      ['qwen3:8b', '$(check) in use · 8192 tokens'],
+      ['llama3.2:3b', '4096 tokens'],
+      ['smollm2', undefined],
+    ],
+  );
+  const asked: string[] = [];
+  const mira = { command: async (c: string) => (asked.push(c), list as any) };
+  vscode.quickPickAnswers.push((items) => items.find((i: any) => i.label === 'smollm2'));
+  assert.equal(await chooseModel(mira), 'smollm2');
+  assert.deepEqual(asked, ['mira.models']);
+  assert.deepEqual(vscode.calls['configuration.update'], [['mira.model', 'smollm2', vscode.ConfigurationTarget.Global]]);
+  assert.equal(vscode.settings.get('mira.model'), 'smollm2');
+
+  // Dismissed: nothing written. The server down: its own message says so, no second toast.
+  vscode.resetCalls();
+  assert.equal(await chooseModel(mira), undefined);
+  assert.equal(vscode.calls['configuration.update'], undefined);
+  const down = { command: async () => Promise.reject(Object.assign(new Error('cannot list the models at http://127.0.0.1:9/v1'), { code: -32602 })) };
+  assert.equal(await chooseModel(down), undefined);
+  assert.equal(vscode.calls.showErrorMessage, undefined);
+  const stopped = { command: async () => Promise.reject(new Error('Mira is not running: see the "Mira" output.')) };
+  assert.equal(await chooseModel(stopped), undefined);
+  assert.match(vscode.calls.showErrorMessage?.[0]?.[0], /not running/);
+});

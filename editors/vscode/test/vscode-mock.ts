@@ -10,6 +10,7 @@ export function resetCalls() {
   for (const k of Object.keys(calls)) delete calls[k];
   settings.clear();
   inputAnswers.length = 0;
+  quickPickAnswers.length = 0;
 }
 
 export class Disposable {
@@ -127,10 +128,22 @@ function withEvents<T extends object>(o: T): T {
 
 export const settings = new Map<string, unknown>();
 export const inputAnswers: (string | undefined)[] = [];
+/** Picks the next QuickPick answers: given the items, returns the one chosen (or undefined). */
+export const quickPickAnswers: ((items: any[]) => any)[] = [];
+export enum ConfigurationTarget {
+  Global = 1,
+  Workspace = 2,
+  WorkspaceFolder = 3,
+}
 
 export const workspace = withEvents({
   getConfiguration: (section: string) => ({
     get: (k: string) => settings.get(`${section}.${k}`),
+    inspect: (k: string) => ({ key: `${section}.${k}`, globalValue: settings.get(`${section}.${k}`) }),
+    update: async (k: string, v: unknown, target?: ConfigurationTarget) => {
+      record('configuration.update', `${section}.${k}`, v, target);
+      settings.set(`${section}.${k}`, v);
+    },
   }),
   onDidChangeConfiguration: (_l: any) => new Disposable(),
   openTextDocument: async (u: Uri) => ({ uri: u }),
@@ -159,7 +172,7 @@ export const window = withEvents({
   showWarningMessage: async (m: string) => (record('showWarningMessage', m), undefined),
   showInformationMessage: async (m: string) => (record('showInformationMessage', m), undefined),
   showInputBox: async (o: any) => (record('showInputBox', o), inputAnswers.shift()),
-  showQuickPick: async (items: any) => (record('showQuickPick', items), undefined),
+  showQuickPick: async (items: any, options?: any) => (record('showQuickPick', items, options), quickPickAnswers.shift()?.(items)),
   showTextDocument: async (doc: any, o: any) => record('showTextDocument', doc, o),
   setStatusBarMessage: (m: string) => (record('setStatusBarMessage', m), new Disposable()),
   onDidChangeActiveTextEditor: (_l: any) => new Disposable(),
