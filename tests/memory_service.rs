@@ -252,9 +252,14 @@ async fn switching_embedders_uses_a_new_table_and_keeps_recall_working() {
     // a new model: its vectors go to their own table, never mixed with toy-a's
     let b = service(&store, &server.url, "toy-b");
     let calls_before = server.calls.load(Ordering::SeqCst);
+    // (the other two follow, found through their neighbour's words: all three were written
+    // together, so each carries the others as context)
     assert_eq!(
-        recall_bodies(&b, "approvals").await,
-        ["Deploys need two approvals"],
+        recall_bodies(&b, "approvals")
+            .await
+            .first()
+            .map(String::as_str),
+        Some("Deploys need two approvals"),
         "BM25 meanwhile"
     );
     assert_eq!(
