@@ -477,8 +477,12 @@ fn link_neighbour(
 ) -> Result<(), MemoryError> {
     let prev: Option<(i64, String)> = tx
         .query_row(
-            "SELECT id, body FROM memories
-              WHERE id < ?1 AND project_id IS ?2 AND status = 'active' AND created_at >= ?3
+            // The last rows by rowid only: the scope index would read every memory of the
+            // scope and sort them, on every write.
+            "SELECT id, body FROM (
+                 SELECT id, body, project_id, status, created_at FROM memories
+                  WHERE id < ?1 ORDER BY id DESC LIMIT 64)
+              WHERE project_id IS ?2 AND status = 'active' AND created_at >= ?3
               ORDER BY id DESC LIMIT 1",
             params![id, scope.project_id(), now - NEIGHBOUR_WINDOW_MS],
             |r| Ok((r.get(0)?, r.get(1)?)),
