@@ -47,8 +47,10 @@ export function editorConfig(get: SettingGetter): MiraEditorConfig {
   if (provider.name || provider.model || provider.base_url) {
     cfg.provider = dropUndefined(provider);
   }
-  const embedder = oneOf(get, 'embedder.provider', ['none', 'openai', 'ollama', 'local'], 'none');
-  if (embedder !== 'none') {
+  // `builtin` is the server's own default, so it is the one value not sent; `none` is sent
+  // (it turns recall by meaning off).
+  const embedder = oneOf(get, 'embedder.provider', ['builtin', 'none', 'openai', 'ollama', 'local'], 'builtin');
+  if (embedder !== 'builtin') {
     cfg.memory = {
       embedder: dropUndefined({
         provider: embedder,

@@ -37,6 +37,8 @@ test('settings become the editor layer of Mira config, only what is set, never a
   assert.deepEqual(defaults, { notifications: true, agent: { bash: 'off', effort: 'auto' }, edits: { confirm: false } });
   assert.equal(editorConfig((k) => (k === 'bash' ? 'always' : undefined)).agent.bash, 'off', 'unknown values fall back');
   assert.equal(editorConfig((k) => (k === 'notifications' ? false : undefined)).notifications, false);
+  assert.deepEqual(editorConfig((k) => (k === 'embedder.provider' ? 'none' : undefined)).memory, { embedder: { provider: 'none' } }, 'none turns vectors off, so it is sent');
+  assert.equal(editorConfig((k) => (k === 'embedder.provider' ? 'builtin' : undefined)).memory, undefined, "builtin is the server's default");
 });
 
 test('completion settings become the [completion] section; unknown providers are not sent', () => {
