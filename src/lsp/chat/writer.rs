@@ -184,6 +184,8 @@ pub(super) struct Writer {
     /// Whether the client has loaded the transcript (after showDocument or an applyEdit):
     /// from then on it changes only through edits, never by rewriting the file under it.
     client_has_it: bool,
+    /// Turns started and not yet finished.
+    live: std::collections::HashSet<String>,
     pending: Coalescer,
     progress: HashMap<
         String,
@@ -204,6 +206,7 @@ impl Writer {
             uri,
             model: Model::default(),
             client_has_it: false,
+            live: Default::default(),
             pending: Coalescer::new(FLUSH_INTERVAL),
             progress: HashMap::new(),
         }
@@ -249,7 +252,7 @@ impl Writer {
         match out {
             Out::Open if self.delivery() == Delivery::Snapshots => {
                 self.flush().await;
-                let text = self.render(true).await;
+                let text = self.current().await;
                 // A new name each time: Helix only focuses a document it already has open.
                 let name = format!("conversation-{}", crate::store::now_millis());
                 self.show_snapshot(text, &name).await;
@@ -257,7 +260,7 @@ impl Writer {
             Out::Open => {
                 self.flush().await;
                 if !self.client_has_it && !self.is_open() {
-                    let text = self.render(true).await;
+                    let text = self.current().await;
                     self.write_file(text).await;
                 }
                 self.show().await;
@@ -273,6 +276,7 @@ impl Writer {
     async fn event(&mut self, turn: String, event: TurnEvent) {
         match event {
             TurnEvent::Started { question, .. } => {
+                self.live.insert(turn.clone());
                 self.flush().await;
                 let mut text = self.render(false).await;
                 text.push_str(&transcript::question_block(&question));
@@ -330,6 +334,7 @@ impl Writer {
                 }
             }
             TurnEvent::Finished(o) => {
+                self.live.remove(&turn);
                 self.flush().await;
                 self.append(&transcript::footer(&o)).await;
                 match self.delivery() {
@@ -414,6 +419,17 @@ impl Writer {
         self.uri
             .as_ref()
             .is_some_and(|u| self.state.documents().get(u).is_some())
+    }
+
+    /// The transcript to show now. While a turn runs, Mira's copy is ahead of the database
+    /// (the turn's row is stored after `Started`), and a render then could drop the question
+    /// from the file an editor is about to load: Neovim 0.7 opens it on `mira/turnStarted`.
+    async fn current(&self) -> String {
+        if self.live.is_empty() {
+            self.render(true).await
+        } else {
+            self.model.text.clone()
+        }
     }
 
     /// The transcript of finished turns (plus running ones when `all`), from the database.
