@@ -1,6 +1,10 @@
 //! Benchmark of the LSP core (prints figures; budgets in DESIGN §10):
 //! - spawn → initialize response of the real `mira lsp` binary (budget ≤ 50 ms)
 //! - didChange throughput and edit→state latency on a 7,500-line file over stdio
+//! - keystroke → documentSymbol over stdio while a new function is typed into the biggest
+//!   Rust files of a real crate (regex-automata's `dfa/dense.rs` and `hybrid/dfa.rs`, from
+//!   cargo's registry) at the start, middle and end, and inside the largest item (budget
+//!   p99 ≤ 15 ms over stdio, DESIGN §10). `MIRA_TYPING_FILES` (colon-separated) adds files.
 //!
 //! Run: `cargo bench --bench lsp_core` (release build).
 
@@ -119,6 +123,206 @@ async fn did_change(enc: &str) {
     s.shutdown().await;
 }
 
+/// A place to type: a line start after a top-level item's end (or inside the biggest item).
+fn typing_places(text: &str) -> Vec<(&'static str, usize)> {
+    // Top-level items end at a line that is exactly "}" (good enough to choose places).
+    let ends: Vec<usize> = text.match_indices("\n}\n").map(|(i, _)| i + 3).collect();
+    let near = |target: usize| {
+        ends.iter()
+            .copied()
+            .min_by_key(|e| e.abs_diff(target))
+            .unwrap_or(target)
+    };
+    let mut biggest = (0, 0);
+    let mut prev = 0;
+    for &e in &ends {
+        if e - prev > biggest.1 - biggest.0 {
+            biggest = (prev, e);
+        }
+        prev = e;
+    }
+    let mid = biggest.0 + (biggest.1 - biggest.0) / 2;
+    let inside = text[..mid].rfind('\n').map_or(mid, |i| i + 1);
+    vec![
+        ("start", ends.first().copied().unwrap_or(0)),
+        ("middle", near(text.len() / 2)),
+        ("end", text.len()),
+        ("inside the largest item", inside),
+    ]
+}
+
+fn line_col(text: &str, byte: usize) -> (usize, usize) {
+    let before = &text[..byte];
+    let line = before.matches('\n').count();
+    let col = before.len() - before.rfind('\n').map_or(0, |i| i + 1);
+    (line, col)
+}
+
+/// Types a new function into `path` one character at a time over stdio, asking for
+/// documentSymbol after each keystroke, at each place; prints p50/p99/max per place.
+async fn typing_document_symbol(path: &std::path::Path) {
+    let Ok(text) = std::fs::read_to_string(path) else {
+        println!(
+            "*** SKIPPED keystroke → documentSymbol: cannot read {}",
+            path.display()
+        );
+        return;
+    };
+    let snippet = "\n/// Adds.\npub fn added_here(a: u32, b: u32) -> u32 {\n    a + b\n}\n";
+    let name = path
+        .components()
+        .rev()
+        .take(3)
+        .collect::<Vec<_>>()
+        .into_iter()
+        .rev()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect::<Vec<_>>()
+        .join("/");
+    let mut runs: Vec<(&str, usize, bool)> = typing_places(&text)
+        .into_iter()
+        .map(|(p, at)| (p, at, false))
+        .collect();
+    // A client that sends the whole text at each keystroke (no range).
+    runs.push(("end, whole text sent", text.len(), true));
+    for (place, at, whole) in runs {
+        let sandbox = Sandbox::new();
+        // The file in its crate, as an editor opens it: the project is indexed too. With
+        // MIRA_TYPING_PROJECT the root is that (big) folder instead, and typing starts while
+        // its cold index runs.
+        let big = std::env::var_os("MIRA_TYPING_PROJECT").map(std::path::PathBuf::from);
+        let krate = path.ancestors().find(|a| a.join("Cargo.toml").is_file());
+        if big.is_none()
+            && let Some(krate) = krate
+        {
+            copy_tree(krate, &sandbox.project());
+        }
+        let (root, rel) = match &big {
+            Some(b) => (
+                b.clone(),
+                path.strip_prefix(b)
+                    .expect("the file is in MIRA_TYPING_PROJECT")
+                    .to_string_lossy()
+                    .into_owned(),
+            ),
+            None => (
+                sandbox.project(),
+                krate
+                    .and_then(|k| path.strip_prefix(k).ok())
+                    .map_or_else(|| "typed.rs".into(), |r| r.to_string_lossy().into_owned()),
+            ),
+        };
+        let root_uri = format!("file://{}", root.display());
+        let mut s = TestServer::binary(&sandbox);
+        // What VS Code and Neovim advertise: UTF-16 and a hierarchical outline.
+        s.initialize(json!({
+            "processId": null,
+            "rootUri": root_uri,
+            "workspaceFolders": [{"uri": root_uri, "name": "project"}],
+            "capabilities": {
+                "general": {"positionEncodings": ["utf-16"]},
+                "textDocument": {"documentSymbol": {"hierarchicalDocumentSymbolSupport": true}}
+            },
+            "clientInfo": {"name": "mira-bench"}
+        }))
+        .await;
+        let uri = format!("{root_uri}/{rel}");
+        s.open(&uri, "rust", &text).await;
+        if big.is_none() {
+            // Let the cold index of the crate finish: typing is measured in a settled project.
+            tokio::time::sleep(Duration::from_secs(3)).await;
+        }
+        // The first outline (the cold parse) is not a keystroke.
+        s.request(
+            "textDocument/documentSymbol",
+            json!({"textDocument": {"uri": uri}}),
+        )
+        .await
+        .expect("documentSymbol");
+        let (mut line, mut col) = line_col(&text, at);
+        let mut lat = Vec::new();
+        let mut version = 0;
+        let mut current = text.clone();
+        let mut cursor = at;
+        for ch in snippet.chars() {
+            version += 1;
+            let change = if whole {
+                current.insert(cursor, ch);
+                cursor += ch.len_utf8();
+                json!({"text": current})
+            } else {
+                json!({"range": {"start": {"line": line, "character": col},
+                                 "end": {"line": line, "character": col}},
+                       "text": ch.to_string()})
+            };
+            let t = Instant::now();
+            s.notify(
+                "textDocument/didChange",
+                json!({"textDocument": {"uri": uri, "version": version},
+                       "contentChanges": [change]}),
+            )
+            .await;
+            let r = s
+                .request(
+                    "textDocument/documentSymbol",
+                    json!({"textDocument": {"uri": uri}}),
+                )
+                .await
+                .expect("documentSymbol");
+            lat.push(t.elapsed());
+            assert!(
+                r.as_array().is_some_and(|a| !a.is_empty()),
+                "an empty outline"
+            );
+            if ch == '\n' {
+                line += 1;
+                col = 0;
+            } else {
+                col += 1;
+            }
+        }
+        report(&format!("keystroke → documentSymbol, {name}, {place}"), lat);
+        s.shutdown().await;
+    }
+}
+
+fn copy_tree(from: &std::path::Path, to: &std::path::Path) {
+    for e in std::fs::read_dir(from).into_iter().flatten().flatten() {
+        let dest = to.join(e.file_name());
+        if e.path().is_dir() {
+            std::fs::create_dir_all(&dest).unwrap();
+            copy_tree(&e.path(), &dest);
+        } else {
+            let _ = std::fs::copy(e.path(), dest);
+        }
+    }
+}
+
+/// regex-automata's biggest sources from cargo's registry (a dependency, so CI has them).
+fn registry_typing_files() -> Vec<std::path::PathBuf> {
+    let home = std::env::var_os("CARGO_HOME")
+        .map(std::path::PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| std::path::PathBuf::from(h).join(".cargo")));
+    let mut out = Vec::new();
+    let Some(src) = home.map(|h| h.join("registry/src")) else {
+        return out;
+    };
+    for index in std::fs::read_dir(&src).into_iter().flatten().flatten() {
+        for krate in std::fs::read_dir(index.path())
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
+            let n = krate.file_name().to_string_lossy().into_owned();
+            if n.starts_with("regex-automata-0.4") && out.is_empty() {
+                out.push(krate.path().join("src/dfa/dense.rs"));
+                out.push(krate.path().join("src/hybrid/dfa.rs"));
+            }
+        }
+    }
+    out
+}
+
 fn main() {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -137,5 +341,17 @@ fn main() {
         );
         did_change("utf-8").await;
         did_change("utf-16").await;
+        let mut files = registry_typing_files();
+        if files.is_empty() {
+            println!(
+                "*** SKIPPED keystroke → documentSymbol on regex-automata: not in cargo's registry"
+            );
+        }
+        if let Some(more) = std::env::var_os("MIRA_TYPING_FILES") {
+            files.extend(std::env::split_paths(&more));
+        }
+        for f in files {
+            typing_document_symbol(&f).await;
+        }
     });
 }

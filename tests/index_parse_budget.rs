@@ -155,3 +155,37 @@ async fn an_opened_triple_quote_answers_at_once_and_converges_to_a_full_walk() {
     assert_eq!(text, format!("{}{TYPED}{}", &src[..at], &src[at..]));
     s.shutdown().await;
 }
+
+/// A client that sends the whole document at each keystroke (no range) keeps its outline:
+/// the change is reduced to the typed character, so the reparse is incremental. It used to
+/// count as "everything changed": a full parse over the budget, and an empty outline.
+#[tokio::test]
+async fn whole_text_keystrokes_keep_the_outline() {
+    let sandbox = Sandbox::new();
+    let src = big_python();
+    std::fs::write(sandbox.project().join("big.py"), &src).unwrap();
+    let mut s = TestServer::binary(&sandbox);
+    s.initialize_default(&sandbox, &["utf-16"]).await;
+    let uri = sandbox.file_uri("big.py");
+    s.open(&uri, "python", &src).await;
+    assert!(document_names(&mut s, &uri).await.contains(&"f999".to_string()));
+    let typed = "\ndef added_here(a):\n    return a\n";
+    let mut text = src.clone();
+    let mut at = text.len();
+    for (v, ch) in typed.chars().enumerate() {
+        text.insert(at, ch);
+        at += ch.len_utf8();
+        s.notify(
+            "textDocument/didChange",
+            json!({"textDocument": {"uri": uri, "version": v + 1}, "contentChanges": [{"text": text}]}),
+        )
+        .await;
+        let names = document_names(&mut s, &uri).await;
+        for name in ["f0", "f999"] {
+            assert!(names.contains(&name.to_string()), "{name} gone after keystroke {v}");
+        }
+    }
+    assert!(document_names(&mut s, &uri).await.contains(&"added_here".to_string()));
+    assert_eq!(s.document_state(&uri).await.1, text);
+    s.shutdown().await;
+}

@@ -69,7 +69,10 @@ impl Document {
         self.version = version;
     }
 
-    /// Apply one LSP content change. `range: None` replaces the whole text.
+    /// Apply one LSP content change. `range: None` replaces the whole text, reported as the
+    /// smallest edit that turns the old text into the new one: a client that sends the whole
+    /// document at each keystroke then costs an incremental reparse and keeps its outline,
+    /// where "everything changed" meant a full parse and, over the parse budget, no symbols.
     /// A reversed range is treated as empty at its start rather than rejected: clients that
     /// send one (it happens) still mean "insert here".
     pub fn apply_change(
@@ -78,12 +81,19 @@ impl Document {
         text: &str,
         enc: PositionEncoding,
     ) -> TextEdit {
-        let (start_char, end_char) = match range {
-            None => (0, self.rope.len_chars()),
+        let (start_char, end_char, text) = match range {
+            None => {
+                let (prefix, old_end, new_end) = differing_span(&self.rope, text);
+                (
+                    self.rope.byte_to_char(prefix),
+                    self.rope.byte_to_char(old_end),
+                    &text[prefix..new_end],
+                )
+            }
             Some(r) => {
                 let s = position_to_char(&self.rope, r.start, enc);
                 let e = position_to_char(&self.rope, r.end, enc);
-                (s, e.max(s))
+                (s, e.max(s), text)
             }
         };
         let start_byte = self.rope.char_to_byte(start_char);
@@ -110,6 +120,74 @@ impl Document {
             column: byte - self.rope.line_to_byte(row),
         }
     }
+}
+
+/// The bytes where `new` differs from `old`: `(start, old end, new end)`, on character
+/// boundaries of both (a shared prefix or suffix never ends inside a character).
+fn differing_span(old: &Rope, new: &str) -> (usize, usize, usize) {
+    let new_b = new.as_bytes();
+    let mut prefix = 0;
+    for chunk in old.chunks() {
+        let c = chunk.as_bytes();
+        let rest = &new_b[prefix.min(new_b.len())..];
+        let same = common_prefix(c, rest);
+        prefix += same;
+        if same < c.len() {
+            break;
+        }
+    }
+    while !new.is_char_boundary(prefix) {
+        prefix -= 1;
+    }
+    let old_len = old.len_bytes();
+    let room = old_len.min(new_b.len()) - prefix;
+    let mut suffix = 0;
+    let mut chunks = old.chunks_at_byte(old_len).0;
+    while suffix < room {
+        let Some(chunk) = chunks.prev() else { break };
+        let c = chunk.as_bytes();
+        let rest = &new_b[..new_b.len() - suffix];
+        let same = common_suffix(c, rest).min(room - suffix);
+        suffix += same;
+        if same < c.len() {
+            break;
+        }
+    }
+    while !new.is_char_boundary(new_b.len() - suffix) {
+        suffix -= 1;
+    }
+    (prefix, old_len - suffix, new_b.len() - suffix)
+}
+
+/// Compares in blocks first: a whole document sent per keystroke is mostly equal.
+fn common_prefix(a: &[u8], b: &[u8]) -> usize {
+    const BLOCK: usize = 64;
+    let n = a.len().min(b.len());
+    let mut i = 0;
+    while i + BLOCK <= n && a[i..i + BLOCK] == b[i..i + BLOCK] {
+        i += BLOCK;
+    }
+    i + a[i..n]
+        .iter()
+        .zip(&b[i..n])
+        .take_while(|(x, y)| x == y)
+        .count()
+}
+
+fn common_suffix(a: &[u8], b: &[u8]) -> usize {
+    const BLOCK: usize = 64;
+    let n = a.len().min(b.len());
+    let (a, b) = (&a[a.len() - n..], &b[b.len() - n..]);
+    let mut i = 0;
+    while i + BLOCK <= n && a[n - i - BLOCK..n - i] == b[n - i - BLOCK..n - i] {
+        i += BLOCK;
+    }
+    i + a[..n - i]
+        .iter()
+        .rev()
+        .zip(b[..n - i].iter().rev())
+        .take_while(|(x, y)| x == y)
+        .count()
 }
 
 /// What the rest of Mira learns about open documents, in the order the client sent it.

@@ -228,3 +228,64 @@ fn full_replacement_and_version_checks() {
         Err(DocError::NotOpen(_))
     ));
 }
+
+#[test]
+fn a_whole_text_change_is_reported_as_the_smallest_edit() {
+    // (old, new, expected start byte, old end byte, new end byte)
+    let table: &[(&str, &str, usize, usize, usize)] = &[
+        ("fn a() {}\n", "fn ab() {}\n", 4, 4, 5),
+        ("same", "same", 4, 4, 4),
+        ("", "new", 0, 0, 3),
+        ("old", "", 0, 3, 0),
+        ("aaa", "aaaa", 3, 3, 4),
+        // A shared prefix or suffix never ends inside a character.
+        ("x😀y", "x😃y", 1, 5, 5),
+        ("日本語", "日本人語", 6, 6, 9),
+        ("é", "e\u{301}", 0, 2, 3),
+    ];
+    for &(old, new, start, old_end, new_end) in table {
+        let mut d = Document::new(old, 0, "rust");
+        let e = d.apply_change(None, new, PositionEncoding::Utf16);
+        assert_eq!(d.text(), new, "{old:?} → {new:?}");
+        assert_eq!(
+            (e.start_byte, e.old_end_byte, e.new_end_byte),
+            (start, old_end, new_end),
+            "{old:?} → {new:?}"
+        );
+    }
+}
+
+#[test]
+fn a_whole_text_change_spanning_rope_chunks_is_exact() {
+    // Ropes split text into chunks of about 1 KB: the comparison crosses their edges.
+    let old: String = (0..3000).map(|i| format!("line {i} 日本\n")).collect();
+    for at in [0, 1, 977, 1024, old.len() / 2, old.len() - 1, old.len()] {
+        let at = (at..=old.len()).find(|&i| old.is_char_boundary(i)).unwrap();
+        let mut new = old.clone();
+        new.insert_str(at, "ß!");
+        let mut d = Document::new(&old, 0, "rust");
+        let e = d.apply_change(None, &new, PositionEncoding::Utf8);
+        assert_eq!(d.text(), new);
+        assert_eq!(e.new_end_byte - e.start_byte, 3, "at {at}");
+        assert_eq!(e.old_end_byte, e.start_byte, "at {at}");
+        assert!(
+            e.start_byte <= at && at <= e.start_byte + 3,
+            "at {at}: {e:?}"
+        );
+    }
+}
+
+proptest::proptest! {
+    /// Whatever the two texts, the reported edit spliced into the old text gives the new one.
+    #[test]
+    fn a_whole_text_change_edit_splices_old_into_new(
+        old in "[a-c日😀\n]{0,40}",
+        new in "[a-c日😀\n]{0,40}",
+    ) {
+        let mut d = Document::new(&old, 0, "rust");
+        let e = d.apply_change(None, &new, PositionEncoding::Utf16);
+        let spliced = format!("{}{}{}", &old[..e.start_byte], &new[e.start_byte..e.new_end_byte], &old[e.old_end_byte..]);
+        proptest::prop_assert_eq!(&spliced, &new);
+        proptest::prop_assert_eq!(d.text(), new);
+    }
+}
