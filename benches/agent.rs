@@ -7,7 +7,11 @@
 //!
 //! Run: `cargo bench --bench agent` (release build).
 
-#[path = "../tests/mock_llm/mod.rs"]
+#[allow(dead_code)]
+#[path = "../tests/it/support/http.rs"]
+mod http;
+#[allow(dead_code)]
+#[path = "../tests/it/support/mock_llm.rs"]
 mod mock_llm;
 
 use std::sync::Mutex;

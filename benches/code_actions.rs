@@ -5,7 +5,8 @@
 //!
 //! Run: `cargo bench --bench code_actions` (release), or `--profile dev` for an upper bound.
 
-#[path = "../tests/common/mod.rs"]
+#[allow(dead_code)]
+#[path = "../tests/it/support/mod.rs"]
 mod common;
 
 use common::{Sandbox, TestServer};

@@ -15,9 +15,14 @@
 //!
 //! Run: `cargo bench --bench completion` (release).
 
-#[path = "../tests/common/mod.rs"]
+#[allow(dead_code)]
+#[path = "../tests/it/support/mod.rs"]
 mod common;
-#[path = "../tests/mock_fim/mod.rs"]
+#[allow(dead_code)]
+#[path = "../tests/it/support/http.rs"]
+mod http;
+#[allow(dead_code)]
+#[path = "../tests/it/support/mock_fim.rs"]
 mod mock_fim;
 
 use common::{Sandbox, TestServer};

@@ -14,7 +14,11 @@
 //! `--dir DIR` keeps the filled database in DIR (`seed.db`) and starts later runs from a copy
 //! of it, so repeated runs skip the minute of filling and measure the same corpus.
 
-#[path = "../tests/mock_llm/mod.rs"]
+#[allow(dead_code)]
+#[path = "../tests/it/support/http.rs"]
+mod http;
+#[allow(dead_code)]
+#[path = "../tests/it/support/mock_llm.rs"]
 mod mock_llm;
 
 use std::time::{Duration, Instant};

@@ -8,7 +8,8 @@
 //!
 //! Run: `cargo bench --bench lsp_core` (release build).
 
-#[path = "../tests/common/mod.rs"]
+#[allow(dead_code)]
+#[path = "../tests/it/support/mod.rs"]
 mod common;
 
 use common::{Sandbox, TestServer};

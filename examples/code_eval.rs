@@ -9,7 +9,8 @@
 //! vectors (all-MiniLM-L6-v2 over the chunks) and weighted RRF over a grid of weights; the
 //! defaults in `index::search::CodeWeights` were chosen from this table.
 
-#[path = "../tests/code_eval/mod.rs"]
+#[allow(dead_code)]
+#[path = "../tests/it/support/code_eval.rs"]
 mod code_eval;
 
 use std::path::PathBuf;

@@ -1,0 +1,223 @@
+//! The transcript is a view Mira owns (DESIGN §3): streamed into with unversioned edits whose
+//! acknowledgement is the client's `applied`. The test editor here behaves like Neovim: it
+//! answers `applied: true` at once, applies the edit, and reports its buffer with didChange
+//! later — debounced by 150 ms, or several edits coalesced into one notification. Every
+//! answer must land once and in one piece, over several turns; text the user types into the
+//! transcript between chunks is kept and the answer goes after it.
+
+use crate::support as common;
+use crate::support::mock_llm;
+
+use std::time::Duration;
+
+use common::{Sandbox, TestServer};
+use mock_llm::{MockLlm, Reply, Turn, Wire};
+use serde_json::{Value, json};
+
+/// Byte offset of an LSP position (UTF-16 columns) in `text`.
+fn offset(text: &str, line: u64, character: u64) -> usize {
+    let mut at = 0;
+    for (i, l) in text.split_inclusive('\n').enumerate() {
+        if i as u64 == line {
+            let mut units = 0u64;
+            for (b, c) in l.char_indices() {
+                if units >= character || c == '\n' {
+                    return at + b;
+                }
+                units += c.len_utf16() as u64;
+            }
+            return at + l.len();
+        }
+        at += l.len();
+    }
+    text.len()
+}
+
+/// How the test editor reports its buffer.
+#[derive(Clone, Copy, Debug)]
+enum Reporting {
+    /// One didChange per quiet period of this length (Neovim's default is 150 ms).
+    Debounced(Duration),
+    /// One didChange for every this many edits.
+    Coalesced(usize),
+}
+
+struct Editor {
+    uri: String,
+    text: String,
+    version: i64,
+    reporting: Reporting,
+    /// Changes not yet reported, and when the last one was made.
+    unreported: Vec<Value>,
+    last_change: tokio::time::Instant,
+}
+
+impl Editor {
+    /// Apply one change to the buffer (reported later).
+    fn change(&mut self, range: &Value, new_text: &str) {
+        let a = offset(
+            &self.text,
+            range["start"]["line"].as_u64().unwrap(),
+            range["start"]["character"].as_u64().unwrap(),
+        );
+        let b = offset(
+            &self.text,
+            range["end"]["line"].as_u64().unwrap(),
+            range["end"]["character"].as_u64().unwrap(),
+        );
+        self.text.replace_range(a..b, new_text);
+        self.version += 1;
+        self.unreported
+            .push(json!({"range": range, "text": new_text}));
+        self.last_change = tokio::time::Instant::now();
+    }
+
+    async fn report(&mut self, server: &mut TestServer, force: bool) {
+        let due = match self.reporting {
+            Reporting::Debounced(d) => self.last_change.elapsed() >= d,
+            Reporting::Coalesced(n) => self.unreported.len() >= n,
+        };
+        if self.unreported.is_empty() || !(due || force) {
+            return;
+        }
+        let changes = std::mem::take(&mut self.unreported);
+        server
+            .notify(
+                "textDocument/didChange",
+                json!({"textDocument": {"uri": self.uri, "version": self.version},
+                       "contentChanges": changes}),
+            )
+            .await;
+    }
+}
+
+async fn start(sandbox: &Sandbox, mock: &MockLlm) -> TestServer {
+    let mut env = sandbox.env();
+    env.extend(mock.env().into_iter().map(|(k, v)| (k.to_string(), v)));
+    let mut server = TestServer::in_process_with_env(env, sandbox.project());
+    server
+        .initialize(json!({
+            "processId": null,
+            "rootUri": sandbox.project_uri(),
+            "capabilities": {
+                "general": {"positionEncodings": ["utf-16"]},
+                "workspace": {"workspaceEdit": {"documentChanges": true}, "applyEdit": true}
+            },
+            "clientInfo": {"name": "mira-tests"}
+        }))
+        .await;
+    server
+}
+
+fn answer(n: usize) -> Turn {
+    Turn::text(&[
+        &format!("Answer {n} begins."),
+        "\n\nA middle paragraph.",
+        &format!("\n\nAnswer {n} ends."),
+    ])
+}
+
+/// Runs `turns` questions with `editor` applying and reporting Mira's edits; `type_at` is
+/// the append after which the user types a line at the top of the transcript, if any.
+async fn run_turns(reporting: Reporting, turns: usize, type_at: Option<usize>) -> String {
+    let sandbox = Sandbox::new();
+    let mock = MockLlm::start(Wire::Chat).await;
+    for n in 1..=turns {
+        mock.push(Reply::turn(Wire::Chat, &answer(n)).gap(Duration::from_millis(250)));
+    }
+    let mut server = start(&sandbox, &mock).await;
+    std::fs::create_dir_all(sandbox.mira_home()).unwrap();
+    let uri = format!(
+        "file://{}",
+        sandbox.mira_home().join("conversation.md").display()
+    );
+    let mut editor = Editor {
+        uri: uri.clone(),
+        text: "# my notes\n".into(),
+        version: 0,
+        reporting,
+        unreported: Vec::new(),
+        last_change: tokio::time::Instant::now(),
+    };
+    server.open(&uri, "markdown", &editor.text).await;
+    let (mut seen, mut appends) = (0, 0);
+    for n in 1..=turns {
+        server
+            .request(
+                "workspace/executeCommand",
+                json!({"command": "mira.ask", "arguments": [format!("question {n}")]}),
+            )
+            .await
+            .unwrap();
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+        while editor.text.matches("_completed").count() < n {
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "turn {n} never finished: {}",
+                editor.text
+            );
+            // A request flushes our answers to the server's applyEdits.
+            server.document_state(&uri).await;
+            let requests = server.server_requests();
+            for r in &requests[seen..] {
+                if r["method"] != "workspace/applyEdit" {
+                    continue;
+                }
+                let dc = &r["params"]["edit"]["documentChanges"][0];
+                assert_eq!(dc["textDocument"]["uri"], uri.as_str());
+                assert_eq!(dc["textDocument"]["version"], Value::Null, "unversioned");
+                assert!(r["params"].get("label").is_none(), "no label to echo");
+                let e = &dc["edits"][0];
+                editor.change(&e["range"], e["newText"].as_str().unwrap());
+                if e["range"]["start"] == e["range"]["end"] {
+                    appends += 1;
+                    if Some(appends) == type_at {
+                        let top = json!({"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}});
+                        editor.change(&top, "typed by the user\n");
+                        editor.report(&mut server, true).await;
+                    }
+                }
+            }
+            seen = requests.len();
+            editor.report(&mut server, false).await;
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+    editor.report(&mut server, true).await;
+    let (_, mira_view) = server.document_state(&uri).await;
+    assert_eq!(mira_view, editor.text, "Mira's document is the editor's");
+    assert_eq!(mock.violations(), Vec::<String>::new());
+    server.shutdown().await;
+    editor.text
+}
+
+fn assert_each_answer_once(text: &str, turns: usize) {
+    for n in 1..=turns {
+        let whole = format!("Answer {n} begins.\n\nA middle paragraph.\n\nAnswer {n} ends.");
+        assert_eq!(text.matches(&whole).count(), 1, "answer {n}:\n{text}");
+        assert_eq!(
+            text.matches(&format!("Answer {n} begins.")).count(),
+            1,
+            "{text}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn answers_land_once_with_a_didchange_debounced_like_neovims() {
+    let text = run_turns(Reporting::Debounced(Duration::from_millis(150)), 3, None).await;
+    assert_each_answer_once(&text, 3);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn answers_land_once_when_several_edits_share_one_didchange() {
+    let text = run_turns(Reporting::Coalesced(3), 3, None).await;
+    assert_each_answer_once(&text, 3);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn text_typed_into_the_transcript_mid_answer_stays_and_the_answer_follows_it() {
+    let text = run_turns(Reporting::Debounced(Duration::ZERO), 1, Some(2)).await;
+    assert!(text.starts_with("typed by the user\n"), "{text}");
+    assert_each_answer_once(&text, 1);
+}
