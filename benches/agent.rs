@@ -1,9 +1,9 @@
-//! Benchmark of the agent (prints figures; budgets in DESIGN §10):
+//! Benchmark of the agent (prints figures; budgets in docs/benchmarks.md):
 //! - context assembly over a realistic store (verbatim history near the summarisation
 //!   threshold, summaries, hundreds of older messages for recall) — budget p99 ≤ 30 ms
 //! - Mira's added time to first token: `Agent::run` → first streamed text, minus a bare
 //!   provider call → first text, both against the loopback mock — budget p99 ≤ 5 ms
-//!   (DESIGN §10; it includes storing the question and assembling the context)
+//!   (docs/benchmarks.md; it includes storing the question and assembling the context)
 //!
 //! Run: `cargo bench --bench agent` (release build).
 

@@ -1,4 +1,4 @@
-//! codeAction latency while typing (DESIGN §10: p99 ≤ 10 ms), over stdio against the real
+//! codeAction latency while typing (docs/benchmarks.md: p99 ≤ 10 ms), over stdio against the real
 //! `mira lsp` binary, on a 7,500-line file: each round types a character into a function
 //! body (didChange) and then asks for code actions — at a call site (resolved through the
 //! index), on a selection with a diagnostic, and at the end of the file.

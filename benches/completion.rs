@@ -1,4 +1,4 @@
-//! Mira's own time per inline completion (DESIGN §10: p99 ≤ 5 ms), over stdio against the
+//! Mira's own time per inline completion (docs/benchmarks.md: p99 ≤ 5 ms), over stdio against the
 //! real `mira lsp` binary and the loopback mock FIM server, on a 7,500-line file. Each round
 //! types one character (so no answer comes from the cache) and asks for a completion at
 //! once (invoked, no debounce), alternating the middle and the end of the file. Two spans

@@ -1,4 +1,4 @@
-//! What Mira knows, at scale (DESIGN §10), on a real SQLite file:
+//! What Mira knows, at scale (docs/benchmarks.md), on a real SQLite file:
 //! - context assembly with 10k memories, 400k symbols (code-search chunks) and 2k messages,
 //!   every source on (corrections/preferences, goals, hybrid recall on BM25, code search,
 //!   conversation search) — budget p99 ≤ 30 ms

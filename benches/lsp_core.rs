@@ -1,10 +1,10 @@
-//! Benchmark of the LSP core (prints figures; budgets in DESIGN §10):
+//! Benchmark of the LSP core (prints figures; budgets in docs/benchmarks.md):
 //! - spawn → initialize response of the real `mira lsp` binary (budget ≤ 50 ms)
 //! - didChange throughput and edit→state latency on a 7,500-line file over stdio
 //! - keystroke → documentSymbol over stdio while a new function is typed into the biggest
 //!   Rust files of a real crate (regex-automata's `dfa/dense.rs` and `hybrid/dfa.rs`, from
 //!   cargo's registry) at the start, middle and end, and inside the largest item (budget
-//!   p99 ≤ 15 ms over stdio, DESIGN §10). `MIRA_TYPING_FILES` (colon-separated) adds files.
+//!   p99 ≤ 15 ms over stdio, docs/benchmarks.md). `MIRA_TYPING_FILES` (colon-separated) adds files.
 //!
 //! Run: `cargo bench --bench lsp_core` (release build).
 

@@ -1,6 +1,6 @@
 //! Recall latency over 10,000 memories on a real SQLite file (WAL, warm page cache):
 //! BM25 alone and hybrid (BM25 + sqlite-vec KNN over 384-d vectors + weighted RRF), p50/p99.
-//! Budget (DESIGN §10): recall p99 ≤ 50 ms.
+//! Budget (docs/benchmarks.md): recall p99 ≤ 50 ms.
 //!
 //!   cargo bench --bench memory_recall [-- --memories 10000 --queries 500]
 //!

@@ -1,8 +1,8 @@
 //! Mira: one persistent coding assistant for every editor, as a language server.
 //!
-//! See ARCHITECTURE.md for the map. Floors, top to bottom (a module imports only from
-//! floors below its own): lsp · surface · agent · index, memory · llm, store, embed ·
-//! config · documents, project, redact, sensitive.
+//! ARCHITECTURE.md is the map: entry points, the code map with its floors (which module may
+//! import which; `tests/tidy.rs` holds them as `FLOORS` and checks every import), and the
+//! invariants with the tests that hold them.
 
 pub mod agent;
 pub mod complete;

@@ -1,3 +1,5 @@
+//! The `mira` binary: installs the broken-pipe hook first, then hands over to `cli::run`.
+
 mod cli;
 mod logging;
 

@@ -1,5 +1,5 @@
 //! Context assembly: what the model sees for one turn, most stable first so provider prompt
-//! caches hit on the longest prefix (DESIGN §6):
+//! caches hit on the longest prefix (docs/guide.md, "What the model sees"):
 //!
 //! static instructions + tool docs → project → corrections/preferences → goals/tasks →
 //! summaries (all of these form the system prompt) → recent messages (history items) →

@@ -1,3 +1,6 @@
+//! `mira doctor`: prints `surface::doctor`'s report (project, configuration with sources,
+//! database, provider, embedder, project instructions, secrets, logs) and its problems.
+
 use mira::config::ConfigInputs;
 use mira::surface::doctor::{self, Problem};
 

@@ -261,7 +261,7 @@ impl Completer {
     }
 }
 
-/// Mira's own time on a call, for the latency budget (DESIGN §10; the completion bench reads
+/// Mira's own time on a call, for the budget in docs/benchmarks.md (the completion bench reads
 /// it with `MIRA_LOG=mira::complete::timing=debug`): from the request to the HTTP client,
 /// and from the answer's last byte read to the suggestion.
 fn log_own_time(started: Instant, out: &FimOutput) {

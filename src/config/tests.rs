@@ -1,3 +1,6 @@
+//! Unit tests of config layering: precedence and provenance, errors that name file, line
+//! and column, unknown keys, and secrets reported only as set or unset.
+
 use super::*;
 use std::path::Path;
 

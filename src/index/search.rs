@@ -92,7 +92,7 @@ pub fn insert_chunks(tx: &Transaction, ids: &[i64], chunks: &[Chunk]) -> rusqlit
     Ok(())
 }
 
-/// Weights of the fused ranking, chosen by `examples/code_eval.rs` (README): on 300 pairs
+/// Weights of the fused ranking, chosen by `examples/code_eval.rs` (docs/benchmarks.md): on 300 pairs
 /// from ropey and regex-syntax with all-MiniLM-L6-v2, BM25 hit@5 0.510 / MRR@10 0.359,
 /// vectors 0.543 / 0.421, this fusion 0.637 / 0.473 — the best of the grid (vector 0.5–3,
 /// k 10–60). BM25 leads identifier queries as it does for memories.

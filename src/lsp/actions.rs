@@ -1,4 +1,4 @@
-//! `textDocument/codeAction` and `codeAction/resolve` (DESIGN §3): Mira's editor actions,
+//! `textDocument/codeAction` and `codeAction/resolve` (docs/lsp-contract.md): editor actions,
 //! answered from memory and the live index — never the network, never SQLite on the way.
 //!
 //! Every action carries its `command` when first sent: Helix 25.07.1 runs only the command of

@@ -1,3 +1,6 @@
+//! `MemoryError`: everything the memory layer can refuse or fail at, each message saying
+//! what to do next.
+
 use super::model::Status;
 
 /// Everything that can go wrong in the memory layer. Messages say what to do next.

@@ -179,7 +179,7 @@ impl MemoryService {
                         _ => Scope::Global,
                     };
                     let vector = vector.as_ref().map(|(space, v)| (space, v.as_slice()));
-                    // A correction without an id finds what it corrects (DESIGN §6).
+                    // A correction without an id finds what it corrects (ARCHITECTURE.md, Invariants).
                     let target = match (req.corrects, req.kind) {
                         (Some(old), _) => Target::One(memories::get(tx, old)?),
                         (None, MemoryKind::Correction) => {

@@ -1,4 +1,4 @@
-//! Which memory a correction corrects when the user gave no id (DESIGN §6): the active
+//! Which memory a correction corrects when the user gave no id (ARCHITECTURE.md): the active
 //! memories of the same scope that share its subject — lexically (content-word overlap) and,
 //! with an embedder, by cosine — above [`THRESHOLD`]. One clear candidate is superseded; two
 //! plausible ones supersede nothing and both are named, so the user can say which.

@@ -1,3 +1,6 @@
+//! Unit tests of redaction: what each shape removes, what ordinary code keeps, stability
+//! when applied twice, and the keyword prefilter agreeing with running every rule.
+
 use super::*;
 
 #[test]

@@ -1,3 +1,6 @@
+//! Unit tests of the store: private files in WAL mode, idempotent reopening, refusing a
+//! newer database, concurrent first opens, rollback, and one snapshot per read.
+
 use super::*;
 use std::os::unix::fs::PermissionsExt;
 

@@ -1,5 +1,5 @@
 //! What users see, independent of the protocol that carries it: the typed commands of the
-//! LSP contract (DESIGN §3), status, and later code actions, the transcript and proposals.
+//! LSP contract (docs/lsp-contract.md), status, and later code actions, transcript and proposals.
 //! Both the LSP adapter and the CLI call into here.
 
 pub mod chat;

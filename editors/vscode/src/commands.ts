@@ -1,5 +1,5 @@
 // Arguments for Mira's commands when the user runs them from the palette or a code action
-// left them to the client (DESIGN §3: "without a text the client is expected to prompt").
+// left them to the client (docs/lsp-contract.md, code actions: "the client prompts for the text").
 // Pure: the editor state and the prompts come in as data and functions.
 
 export interface Pos {

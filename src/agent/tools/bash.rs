@@ -1,3 +1,6 @@
+//! The `bash` tool: runs a command in the project root under `agent.bash` (off, ask for
+//! approval, or on), with a timeout that kills it.
+
 use std::process::Stdio;
 use std::time::Duration;
 

@@ -1,3 +1,6 @@
+//! The `edit_file` tool: replaces exact text in a file through the host (the editor, or a
+//! confirmation on the CLI); `propose` is shared with `write_file`.
+
 use futures::future::BoxFuture;
 use serde::Deserialize;
 use serde_json::{Value, json};

@@ -1,3 +1,6 @@
+//! The `grep` tool: a regular-expression search over the project's files (ripgrep's
+//! matcher, .gitignore and sensitive files respected), capped at 200 matching lines.
+
 use futures::future::BoxFuture;
 use grep_regex::RegexMatcherBuilder;
 use grep_searcher::{BinaryDetection, SearcherBuilder, sinks::Lossy};

@@ -1,3 +1,6 @@
+//! The `list_files` tool: project files under a directory, filtered by a glob, .gitignore
+//! and sensitive files respected, capped at 1,000 paths.
+
 use futures::future::BoxFuture;
 use serde::Deserialize;
 use serde_json::{Value, json};

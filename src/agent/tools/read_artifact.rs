@@ -1,3 +1,6 @@
+//! The `read_artifact` tool: pages through a large tool output stored as an artifact, by
+//! byte offset and length.
+
 use futures::future::BoxFuture;
 use serde::Deserialize;
 use serde_json::{Value, json};

@@ -1,3 +1,6 @@
+//! The `read_file` tool: a project file's lines, numbered, from the editor's unsaved copy
+//! when it is open.
+
 use futures::future::BoxFuture;
 use serde::Deserialize;
 use serde_json::{Value, json};

@@ -1,3 +1,6 @@
+//! The `write_file` tool: creates a file or replaces its whole content, proposed through
+//! the host like `edit_file`.
+
 use futures::future::BoxFuture;
 use serde::Deserialize;
 use serde_json::{Value, json};

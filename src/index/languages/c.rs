@@ -1,3 +1,5 @@
+//! C (`.c`, `.h`) on tree-sitter-c; the declarator rules are `clike`'s.
+
 use super::clike;
 use crate::index::language::{Cx, Language, Visit};
 use tree_sitter::Node;

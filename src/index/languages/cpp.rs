@@ -1,3 +1,6 @@
+//! C++ (`.cc`, `.cpp`, `.hpp` …) on tree-sitter-cpp, names joined with `::`; the
+//! declarator rules are `clike`'s.
+
 use super::clike;
 use crate::index::language::{Cx, Language, Visit};
 use tree_sitter::Node;

@@ -1,3 +1,6 @@
+//! Go (`.go`) on tree-sitter-go: functions, methods under their receiver's type, types,
+//! consts, vars, fields and interface methods; calls and imports as references.
+
 use crate::index::language::{Cx, Def, Language, Ref, Visit, node_text};
 use crate::index::model::SymbolKind as K;
 use tree_sitter::Node;

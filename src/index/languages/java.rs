@@ -1,3 +1,7 @@
+//! Java (`.java`) on tree-sitter-java: classes, interfaces, enums and their constants,
+//! records, annotation types, methods, constructors and fields; calls, `new` and imports
+//! as references.
+
 use crate::index::language::{Cx, Def, Language, Ref, Visit, node_text};
 use crate::index::model::SymbolKind as K;
 use tree_sitter::Node;

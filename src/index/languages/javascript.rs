@@ -1,3 +1,6 @@
+//! JavaScript and JSX (`.js`, `.jsx`, `.mjs`, `.cjs`) on tree-sitter-javascript; the rules
+//! are `ecmascript`'s.
+
 use super::ecmascript;
 use crate::index::language::{Cx, Language, Visit};
 use tree_sitter::Node;

@@ -1,3 +1,6 @@
+//! Python (`.py`, `.pyi`, `.pyw`) on tree-sitter-python: functions, classes and
+//! assignments; docstrings (else `#` comments above) as docs; imports as references.
+
 use crate::index::language::{Cx, Def, Language, Ref, Visit, node_text, preceding_comments};
 use crate::index::model::SymbolKind as K;
 use tree_sitter::Node;

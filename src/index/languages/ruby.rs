@@ -1,3 +1,6 @@
+//! Ruby (`.rb`, `.rake`, `.gemspec`) on tree-sitter-ruby: classes, modules and methods,
+//! names joined with `::`.
+
 use crate::index::language::{Cx, Def, Language, Ref, Visit, node_text, preceding_comments};
 use crate::index::model::SymbolKind as K;
 use tree_sitter::Node;

@@ -1,3 +1,6 @@
+//! Rust (`.rs`) on tree-sitter-rust: items, `impl` members under their type, `///` docs,
+//! calls and `use` trees as references, names joined with `::`.
+
 use crate::index::language::{Cx, Def, Language, Ref, Visit, node_text};
 use crate::index::model::SymbolKind as K;
 use tree_sitter::Node;

@@ -1,3 +1,6 @@
+//! TypeScript (`.ts`, `.mts`, `.cts`) and TSX (`.tsx`), each on its own grammar; the
+//! rules are `ecmascript`'s.
+
 use super::ecmascript;
 use crate::index::language::{Cx, Language, Visit};
 use tree_sitter::Node;

@@ -86,7 +86,7 @@ const APPEND_ATTEMPTS: usize = 3;
 /// How many of Mira's own recent transcript states are remembered (see [`Model`]).
 const STATES_KEPT: usize = 64;
 
-/// The transcript is a view Mira owns (DESIGN §3): regenerated from the database at every
+/// The transcript is a view Mira owns (ARCHITECTURE.md): regenerated from the database at every
 /// turn, streamed into with unversioned edits whose acknowledgement is the client's
 /// `applied`. Versioned edits cannot work here: Neovim drops an edit older than its buffer
 /// silently and still answers `applied: true`, and its debounced didChange (150 ms) lags
