@@ -240,7 +240,7 @@ fn main() {
         &format!("recall hybrid (BM25 + KNN 384-d + RRF) {n_mem}"),
         time(true),
     );
-    println!("budget: recall p99 <= 50 ms (DESIGN §10)");
+    println!("budget: recall p99 <= 50 ms (docs/benchmarks.md)");
 
     // The default embedder: what recall adds before the hybrid row above (whose 384-d KNN is
     // an upper bound for the built-in table's 256 dimensions), and what `remember` adds.

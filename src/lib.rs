@@ -1,7 +1,7 @@
 //! Mira: one persistent coding assistant for every editor, as a language server.
 //!
 //! ARCHITECTURE.md is the map: entry points, the code map with its floors (which module may
-//! import which; `tests/tidy.rs` holds them as `FLOORS` and checks every import), and the
+//! import which; `tests/it/tidy.rs` holds them as `FLOORS` and checks every import), and the
 //! invariants with the tests that hold them.
 
 pub mod agent;

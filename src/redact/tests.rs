@@ -45,7 +45,7 @@ fn ordinary_code_is_untouched_and_borrowed() {
         "ClientEarlyTrafficSecret => b\"c e traffic\",",
         "const FLAGS_PASS = sys::IORING_MSG_RING_FLAGS_PASS;",
         "let traffic_secret_expander = TLS13_CHACHA20_POLY1305_SHA256_INTERNAL",
-        // Split so tests/tidy.rs does not read it as an import of `crate::sync`.
+        // Split so tests/it/tidy.rs does not read it as an import of `crate::sync`.
         concat!(
             "/// [`CancellationToken`]: crate",
             "::sync::CancellationToken"

@@ -94,7 +94,7 @@ pub fn run(inputs: ConfigInputs, start: &Path) -> Doctor {
         Ok(l) => {
             for u in &l.unknown {
                 problems.push(Problem::Config(format!(
-                    "{u}: remove it or fix its spelling (see README, Configuration)"
+                    "{u}: remove it or fix its spelling (see docs/guide.md, Configuration)"
                 )));
             }
             Some(l)

@@ -1,5 +1,5 @@
 """Runs a program in a pseudo-terminal and plays a script against it, like a person typing
-(tests/chat_repl.rs drives `mira chat` with it).
+(tests/it/chat_repl.rs drives `mira chat` with it).
 
 argv: SCRIPT_JSON PROGRAM ARGS... — the script is a list of steps:
   {"send": "text"}              bytes typed (\r is Enter, \x03 Ctrl+C, \x04 Ctrl+D, \t Tab)

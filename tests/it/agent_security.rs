@@ -59,7 +59,7 @@ async fn a_key_inside_a_file_never_reaches_the_provider_or_the_database() {
     const KEY: &str = "sk-proj-Zx8Qw3Er5Ty7Ui9Op1As2Df4Gh6Jk8Lz";
     for wire in Wire::ALL {
         let s = Setup::new();
-        // An ordinary file (a `.env` is withheld outright: tests/secrets_e2e.rs).
+        // An ordinary file (a `.env` is withheld outright: tests/it/secrets_e2e.rs).
         s.write(
             "config/local.ini",
             &format!("OPENAI_API_KEY={KEY}\nDEBUG=1\n"),

@@ -601,7 +601,7 @@ async fn with_responses_store_the_tool_loop_continues_by_previous_response_id() 
     assert_eq!(mock.violations(), Vec::<String>::new());
 }
 
-/// A small window (configured here; learned from the server in tests/local_model.rs): the
+/// A small window (configured here; learned from the server in tests/it/local_model.rs): the
 /// request shrinks to fit, the tools are left out, the project's AGENTS.md stays whole, the
 /// answer is capped, and a question that cannot fit fails before any request.
 #[tokio::test]

@@ -1,4 +1,4 @@
-//! The transcript is a view Mira owns (DESIGN §3): streamed into with unversioned edits whose
+//! The transcript is a view Mira owns (ARCHITECTURE.md, Invariants): streamed into with unversioned edits whose
 //! acknowledgement is the client's `applied`. The test editor here behaves like Neovim: it
 //! answers `applied: true` at once, applies the edit, and reports its buffer with didChange
 //! later — debounced by 150 ms, or several edits coalesced into one notification. Every

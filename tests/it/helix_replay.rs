@@ -1,7 +1,7 @@
 //! Helix 25.07.1 replayed: the client side of a capture of real Helix talking to `mira lsp`
 //! (tests/fixtures/helix/, recorded by hand; Helix is in no registry, so CI cannot start it)
 //! is played against the real binary, with Helix's exact initialize params, document sync,
-//! typed commands, pickers, `space a` and `:q!`. A model of Helix (tests/helix/) answers the
+//! typed commands, pickers, `space a` and `:q!`. A model of Helix (tests/it/support/helix.rs) answers the
 //! server as Helix does. The test asserts what a Helix user would see, and fails when an
 //! answer reaches Helix only through a message Helix drops.
 //!

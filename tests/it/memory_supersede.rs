@@ -1,4 +1,4 @@
-//! Corrections without an id (DESIGN §6): the table of cases the rule must get right, and
+//! Corrections without an id (ARCHITECTURE.md, Invariants): the table of cases the rule must get right, and
 //! the labelled pairs in `eval/corrections/pairs.tsv` on which the threshold was chosen
 //! (printed: precision and recall of the lexical similarity at `supersede::THRESHOLD`).
 

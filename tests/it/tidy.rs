@@ -131,7 +131,7 @@ fn modules_import_only_from_floors_below() {
         }
         let Some(own) = floor(&module) else {
             problems.push(format!(
-                "src/{module} has no floor: add it to FLOORS in tests/tidy.rs and to ARCHITECTURE.md"
+                "src/{module} has no floor: add it to FLOORS in tests/it/tidy.rs and to ARCHITECTURE.md"
             ));
             continue;
         };
@@ -147,7 +147,7 @@ fn modules_import_only_from_floors_below() {
                     rel.display()
                 )),
                 None => problems.push(format!(
-                    "{} refers to `{used}`, which has no floor in tests/tidy.rs",
+                    "{} refers to `{used}`, which has no floor in tests/it/tidy.rs",
                     rel.display()
                 )),
             }
@@ -177,7 +177,7 @@ fn the_scanner_sees_grouped_and_plain_imports_and_skips_comments() {
 }
 
 /// `println!` panics on a closed stdout; `main` must install the hook that turns exactly that
-/// panic into a quiet exit before anything prints (`cli::pipe`, tested in tests/cli.rs).
+/// panic into a quiet exit before anything prints (`cli::pipe`, tested in tests/it/cli.rs).
 #[test]
 fn the_binary_cannot_panic_on_a_closed_stdout() {
     let main =
@@ -187,5 +187,141 @@ fn the_binary_cannot_panic_on_a_closed_stdout() {
     assert_eq!(
         first, "cli::pipe::quiet_on_broken_pipe();",
         "main() must install the broken-pipe hook first"
+    );
+}
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn read(rel: &str) -> String {
+    std::fs::read_to_string(repo().join(rel)).unwrap_or_else(|e| panic!("{rel}: {e}"))
+}
+
+/// The floors line ARCHITECTURE.md must hold, generated from `FLOORS`.
+fn floors_line() -> String {
+    let mut by: std::collections::BTreeMap<u8, Vec<&str>> = Default::default();
+    for (m, f) in FLOORS {
+        by.entry(*f).or_default().push(m);
+    }
+    let floors: Vec<String> = by
+        .into_values()
+        .map(|mut v| {
+            v.sort();
+            v.join(", ")
+        })
+        .collect();
+    format!("Floors (bottom → top): {}", floors.join(" | "))
+}
+
+#[test]
+fn architecture_states_the_floors_this_test_enforces() {
+    let arch = read("ARCHITECTURE.md");
+    let stated: Vec<&str> = arch
+        .lines()
+        .filter(|l| l.starts_with("Floors (bottom → top): "))
+        .collect();
+    assert_eq!(
+        stated,
+        [floors_line().as_str()],
+        "ARCHITECTURE.md's floors line must be exactly the one FLOORS generates"
+    );
+}
+
+#[test]
+fn every_source_file_opens_with_its_purpose() {
+    let mut files = Vec::new();
+    rust_files(&repo().join("src"), &mut files);
+    let missing: Vec<String> = files
+        .iter()
+        .filter(|f| {
+            let text = std::fs::read_to_string(f).unwrap_or_default();
+            !text.starts_with("//!")
+        })
+        .map(|f| f.strip_prefix(repo()).unwrap().display().to_string())
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "source files without a `//!` comment saying what they are for: {missing:?}"
+    );
+}
+
+/// FNV-1a: a digest that stays the same across Rust releases (`DefaultHasher` may not).
+fn fnv1a(text: &str) -> String {
+    let mut h: u64 = 0xcbf29ce484222325;
+    for b in text.bytes() {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x100000001b3);
+    }
+    format!("{h:016x}")
+}
+
+/// The command types: names, argument structs and the command enum — everything in
+/// `src/surface/commands.rs` above its error type — with blank lines and indentation
+/// ignored, so that only a change of meaning asks for the contract to change.
+fn command_types_digest() -> String {
+    let src = read("src/surface/commands.rs");
+    let types = src
+        .split("pub enum CommandError")
+        .next()
+        .expect("commands.rs declares CommandError");
+    let normalised: Vec<&str> = types
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    fnv1a(&normalised.join("\n"))
+}
+
+#[test]
+fn the_lsp_contract_changes_when_the_command_types_do() {
+    let contract = read("docs/lsp-contract.md");
+    let digest = command_types_digest();
+    let marker = format!("<!-- command types digest: {digest} -->");
+    assert!(
+        contract.contains(&marker),
+        "the command types in src/surface/commands.rs changed: update docs/lsp-contract.md \
+         to match, then set its digest line to `{marker}`"
+    );
+    for name in mira::surface::commands::COMMANDS {
+        assert!(
+            contract.contains(&format!("`{name}`")),
+            "docs/lsp-contract.md does not document `{name}`"
+        );
+    }
+}
+
+/// Comments cite only what a reader of the repository can open.
+#[test]
+fn no_comment_cites_a_document_outside_the_repository() {
+    let mut files = Vec::new();
+    for dir in ["src", "tests", "benches", "examples"] {
+        rust_files(&repo().join(dir), &mut files);
+    }
+    let mut bad = Vec::new();
+    for f in &files {
+        let text = std::fs::read_to_string(f).unwrap_or_default();
+        for (i, line) in text.lines().enumerate() {
+            let Some(at) = line.find("//") else { continue };
+            let comment = &line[at..];
+            // The team's planning documents live outside the repository; a repository
+            // document is cited by its path (`docs/guide.md`, ARCHITECTURE.md).
+            let cites_outside = ["DESIGN", "../shared", "design-review", "shared/reference"]
+                .iter()
+                .any(|n| comment.contains(n))
+                || comment
+                    .split(|c: char| !(c.is_alphanumeric() || "._-/".contains(c)))
+                    .filter(|w| w.starts_with("docs/") && w.ends_with(".md"))
+                    .any(|w| !repo().join(w).is_file());
+            if cites_outside {
+                let rel = f.strip_prefix(repo()).unwrap().display();
+                bad.push(format!("{rel}:{}: {}", i + 1, comment.trim()));
+            }
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "comments citing documents that are not in the repository:\n{}",
+        bad.join("\n")
     );
 }

@@ -1,4 +1,4 @@
-"""Drives `mira mcp` with the official MCP Python SDK (tests/mcp_server.rs runs this).
+"""Drives `mira mcp` with the official MCP Python SDK (tests/it/mcp_server.rs runs this).
 
 argv: MIRA_BINARY PROJECT_DIR. The server starts in another directory; the project comes
 from the root this client advertises. Prints one JSON object with what each call returned;

@@ -2,7 +2,7 @@
 -- plugin turns on Neovim's ghost text (`vim.lsp.inline_completion.enable`, 0.12+) for the
 -- buffer and client once Mira advertises it, and the request answers from the provider.
 -- Neovim before 0.12 has no such API: a stand-in records the call the plugin makes (without
--- one, the plugin draws the ghost text itself: tests/nvim_tui.rs).
+-- one, the plugin draws the ghost text itself: tests/it/nvim_tui.rs).
 local M = dofile(assert(os.getenv('MIRA_NVIM_LIB')))
 
 M.run(function()

@@ -1,4 +1,4 @@
-"""llama.cpp's own HTTP server (xllamacpp) on a free loopback port, for tests/local_model.rs.
+"""llama.cpp's own HTTP server (xllamacpp) on a free loopback port, for tests/it/local_model.rs.
 
 argv: MODEL.gguf N_CTX — prints `listening http://127.0.0.1:PORT` once the model is loaded,
 then serves until its stdin closes (the test process ended, however it ended).

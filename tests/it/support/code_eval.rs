@@ -3,7 +3,7 @@
 //! sentence is asked as a query; a hit is the function it documented (same file and name).
 //! Prints hit@5 and MRR@10 per retriever: BM25, vectors (with an embedder), weighted RRF.
 //! Used by `examples/code_eval.rs` (by hand, on crates from the cargo registry) and by
-//! `tests/code_search_eval.rs` (CI, on this repository's own sources).
+//! `tests/it/code_search_eval.rs` (CI, on this repository's own sources).
 
 use std::path::{Path, PathBuf};
 
