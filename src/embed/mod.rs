@@ -258,3 +258,6 @@ pub fn probe(cfg: &EmbedderConfig) -> Probe {
     probe.texts_per_second = Some(embedded as f64 / started.elapsed().as_secs_f64().max(1e-9));
     probe
 }
+
+#[cfg(test)]
+mod tests;

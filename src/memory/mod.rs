@@ -29,3 +29,6 @@ pub use memories::{ListFilter, NewMemory, Outcome, Remembered};
 pub use model::{Memory, MemoryKind, Scope, Status};
 pub use recall::{Hit, QueryVector, RecallQuery, RecallWeights};
 pub use service::{MemoryService, ProjectRef, RememberRequest};
+
+#[cfg(test)]
+mod tests;

@@ -4,7 +4,7 @@
 //! plausible ones supersede nothing and both are named, so the user can say which.
 //!
 //! The threshold and the margin were chosen on the labelled pairs in
-//! `eval/corrections/pairs.tsv` (`tests/it/memory_supersede.rs` prints precision and recall).
+//! `eval/corrections/pairs.tsv` (`src/memory/tests/supersede.rs` prints precision and recall).
 
 use rusqlite::Connection;
 

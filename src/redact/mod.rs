@@ -315,3 +315,6 @@ fn bits(mut set: RuleSet) -> impl Iterator<Item = usize> {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod labelled_tests;

@@ -2,9 +2,9 @@
 //! the labelled pairs in `eval/corrections/pairs.tsv` on which the threshold was chosen
 //! (printed: precision and recall of the lexical similarity at `supersede::THRESHOLD`).
 
-use mira::memory::supersede::{self, THRESHOLD, Target};
-use mira::memory::{MemoryKind, NewMemory, Scope, memories};
-use mira::store::{Store, projects};
+use crate::memory::supersede::{self, THRESHOLD, Target};
+use crate::memory::{MemoryKind, NewMemory, Scope, memories};
+use crate::store::{Store, projects};
 
 fn store() -> (tempfile::TempDir, Store) {
     let dir = tempfile::tempdir().unwrap();

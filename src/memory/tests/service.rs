@@ -6,11 +6,11 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
-use mira::config::{EmbedderConfig, EmbedderKind, RecallWeights};
-use mira::embed::Embedder;
-use mira::memory::vectors;
-use mira::memory::{MemoryKind, MemoryService, Outcome, RememberRequest};
-use mira::store::Store;
+use crate::config::{EmbedderConfig, EmbedderKind, RecallWeights};
+use crate::embed::Embedder;
+use crate::memory::vectors;
+use crate::memory::{MemoryKind, MemoryService, Outcome, RememberRequest};
+use crate::store::Store;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
 

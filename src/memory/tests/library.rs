@@ -1,13 +1,13 @@
 //! The memory library against a real SQLite file: dedup, supersession, retraction, scope,
 //! anchors, goals/tasks, recall (BM25 and vectors) and bad input.
 
-use mira::memory::anchors::{self, Anchor};
-use mira::memory::goals::{self, GoalStatus, GoalUpdate, Priority, TaskStatus, TaskUpdate};
-use mira::memory::memories::{self, MAX_BODY_BYTES};
-use mira::memory::recall::{self, RecallQuery, RecallWeights};
-use mira::memory::vectors;
-use mira::memory::{ListFilter, MemoryError, MemoryKind, NewMemory, Outcome, Scope, Status};
-use mira::store::{Store, projects};
+use crate::memory::anchors::{self, Anchor};
+use crate::memory::goals::{self, GoalStatus, GoalUpdate, Priority, TaskStatus, TaskUpdate};
+use crate::memory::memories::{self, MAX_BODY_BYTES};
+use crate::memory::recall::{self, RecallQuery, RecallWeights};
+use crate::memory::vectors;
+use crate::memory::{ListFilter, MemoryError, MemoryKind, NewMemory, Outcome, Scope, Status};
+use crate::store::{Store, projects};
 use std::path::Path;
 
 fn store() -> (tempfile::TempDir, Store) {

@@ -5,7 +5,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use mira::embed::{EmbedError, Embedder, EmbedderConfig, Provider};
+use crate::embed::{EmbedError, Embedder, EmbedderConfig, Provider};
 use secrecy::SecretString;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
