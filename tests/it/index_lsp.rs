@@ -186,10 +186,16 @@ async fn typing_a_function_char_by_char_shows_it_and_deleting_removes_it() {
 
 #[tokio::test]
 async fn unopened_files_follow_the_disk_and_unsaved_buffers_win() {
-    let sandbox = Sandbox::new();
+    let sandbox = Sandbox::with_files(
+        r#"
+        //- a.py
+        def alpha():
+            pass
+        //- .gitignore
+        build/
+        "#,
+    );
     let p = sandbox.project();
-    std::fs::write(p.join("a.py"), "def alpha():\n    pass\n").unwrap();
-    std::fs::write(p.join(".gitignore"), "build/\n").unwrap();
     let mut s = TestServer::in_process(&sandbox);
     init(&mut s, &sandbox, caps()).await;
     eventually(&mut s, "alpha", "cold index", |n| n == ["alpha"]).await;
@@ -459,17 +465,18 @@ async fn restart_parses_nothing_then_only_the_changed_file() {
 
 #[tokio::test]
 async fn configured_excludes_apply_to_the_crawl_and_the_watcher() {
-    let sandbox = Sandbox::new();
+    let sandbox = Sandbox::with_files(
+        r#"
+        //- .mira/project.toml
+        [index]
+        exclude = ["gen/**"]
+        //- gen/old.rs
+        fn generated_before() {}
+        //- main.rs
+        fn kept() {}
+        "#,
+    );
     let p = sandbox.project();
-    std::fs::create_dir_all(p.join(".mira")).unwrap();
-    std::fs::write(
-        p.join(".mira/project.toml"),
-        "[index]\nexclude = [\"gen/**\"]\n",
-    )
-    .unwrap();
-    std::fs::create_dir_all(p.join("gen")).unwrap();
-    std::fs::write(p.join("gen/old.rs"), "fn generated_before() {}\n").unwrap();
-    std::fs::write(p.join("main.rs"), "fn kept() {}\n").unwrap();
     let mut s = TestServer::in_process(&sandbox);
     init(&mut s, &sandbox, caps()).await;
     eventually(&mut s, "kept", "cold index", |n| n == ["kept"]).await;

@@ -63,6 +63,31 @@ pub fn dir_env(dir: &Path, extra: Vec<(&str, String)>) -> Vec<(String, String)> 
     env
 }
 
+/// Splits a fixture in rust-analyzer's style into `(path, text)` pairs: each file starts
+/// with a `//- path` line and its text runs to the next one. Lines before the first marker
+/// and one level of common indentation are dropped, so fixtures can sit indented in a test.
+pub fn parse_fixture(fixture: &str) -> Vec<(String, String)> {
+    let indent = fixture
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| l.len() - l.trim_start().len())
+        .min()
+        .unwrap_or(0);
+    let mut files: Vec<(String, String)> = Vec::new();
+    // The indentation before the closing quote is no line of the last file.
+    let body = fixture.trim_end_matches([' ', '\t']);
+    for line in body.lines() {
+        let line = line.get(indent..).unwrap_or(line.trim_start());
+        if let Some(path) = line.strip_prefix("//- ") {
+            files.push((path.trim().to_string(), String::new()));
+        } else if let Some((_, text)) = files.last_mut() {
+            text.push_str(line);
+            text.push('\n');
+        }
+    }
+    files
+}
+
 /// A temporary HOME + MIRA_HOME + project directory, removed on drop.
 pub struct Sandbox {
     pub dir: tempfile::TempDir,
@@ -74,6 +99,20 @@ impl Sandbox {
         std::fs::create_dir_all(dir.path().join("home")).unwrap();
         std::fs::create_dir_all(dir.path().join("project/.git")).unwrap();
         Sandbox { dir }
+    }
+    /// A sandbox whose project holds the files of `fixture` (see [`parse_fixture`]).
+    pub fn with_files(fixture: &str) -> Self {
+        let s = Sandbox::new();
+        s.write(fixture);
+        s
+    }
+    /// Writes the files of `fixture` into the project, creating their folders.
+    pub fn write(&self, fixture: &str) {
+        for (path, text) in parse_fixture(fixture) {
+            let file = self.project().join(&path);
+            std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+            std::fs::write(&file, text).unwrap();
+        }
     }
     pub fn home(&self) -> PathBuf {
         self.dir.path().join("home")
@@ -467,4 +506,25 @@ async fn read_loop<R: AsyncRead + Unpin>(
         }
         let _ = wake.send(());
     }
+}
+
+#[test]
+fn a_fixture_splits_into_files_and_drops_its_indentation() {
+    let files = parse_fixture(
+        r#"
+        //- src/a.rs
+        fn a() {
+            1
+        }
+        //- b.py
+        def b(): pass
+        "#,
+    );
+    assert_eq!(
+        files,
+        [
+            ("src/a.rs".to_string(), "fn a() {\n    1\n}\n".to_string()),
+            ("b.py".to_string(), "def b(): pass\n".to_string()),
+        ]
+    );
 }
