@@ -18,8 +18,8 @@ pub mod goals;
 pub mod memories;
 mod model;
 pub mod recall;
-pub mod service;
-pub mod supersede;
+mod service;
+mod supersede;
 /// Identifier splitting and FTS5 query building live below memory and index (both use them).
 pub use crate::text;
 pub mod vectors;
