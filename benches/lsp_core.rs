@@ -124,10 +124,17 @@ async fn did_change(enc: &str) {
     s.shutdown().await;
 }
 
-/// A place to type: a line start after a top-level item's end (or inside the biggest item).
+/// Places to type a new top-level item: the line after a blank line (or a top-level `}`)
+/// nearest the start, the middle and the end, and a line start in the middle of the longest
+/// stretch without one (inside the largest item).
 fn typing_places(text: &str) -> Vec<(&'static str, usize)> {
-    // Top-level items end at a line that is exactly "}" (good enough to choose places).
-    let ends: Vec<usize> = text.match_indices("\n}\n").map(|(i, _)| i + 3).collect();
+    let mut ends: Vec<usize> = text
+        .match_indices("\n\n")
+        .map(|(i, _)| i + 2)
+        .chain(text.match_indices("\n}\n").map(|(i, _)| i + 3))
+        .collect();
+    ends.sort_unstable();
+    ends.dedup();
     let near = |target: usize| {
         ends.iter()
             .copied()
@@ -152,6 +159,28 @@ fn typing_places(text: &str) -> Vec<(&'static str, usize)> {
     ]
 }
 
+/// The language id and a new function to type, by the file's extension.
+fn language_of(path: &std::path::Path) -> (&'static str, &'static str) {
+    match path.extension().and_then(|e| e.to_str()) {
+        Some("py") => (
+            "python",
+            "\ndef added_here(a, b):\n    \"\"\"Adds.\"\"\"\n    return a + b\n",
+        ),
+        Some("ts") => (
+            "typescript",
+            "\n/** Adds. */\nexport function addedHere(a: number, b: number): number {\n  return a + b\n}\n",
+        ),
+        Some("js") => (
+            "javascript",
+            "\n/** Adds. */\nfunction addedHere(a, b) {\n  return a + b;\n}\n",
+        ),
+        _ => (
+            "rust",
+            "\n/// Adds.\npub fn added_here(a: u32, b: u32) -> u32 {\n    a + b\n}\n",
+        ),
+    }
+}
+
 fn line_col(text: &str, byte: usize) -> (usize, usize) {
     let before = &text[..byte];
     let line = before.matches('\n').count();
@@ -169,7 +198,7 @@ async fn typing_document_symbol(path: &std::path::Path) {
         );
         return;
     };
-    let snippet = "\n/// Adds.\npub fn added_here(a: u32, b: u32) -> u32 {\n    a + b\n}\n";
+    let (language, snippet) = language_of(path);
     let name = path
         .components()
         .rev()
@@ -208,9 +237,10 @@ async fn typing_document_symbol(path: &std::path::Path) {
             ),
             None => (
                 sandbox.project(),
-                krate
-                    .and_then(|k| path.strip_prefix(k).ok())
-                    .map_or_else(|| "typed.rs".into(), |r| r.to_string_lossy().into_owned()),
+                krate.and_then(|k| path.strip_prefix(k).ok()).map_or_else(
+                    || path.file_name().unwrap().to_string_lossy().into_owned(),
+                    |r| r.to_string_lossy().into_owned(),
+                ),
             ),
         };
         let root_uri = format!("file://{}", root.display());
@@ -228,7 +258,7 @@ async fn typing_document_symbol(path: &std::path::Path) {
         }))
         .await;
         let uri = format!("{root_uri}/{rel}");
-        s.open(&uri, "rust", &text).await;
+        s.open(&uri, language, &text).await;
         if big.is_none() {
             // Let the cold index of the crate finish: typing is measured in a settled project.
             tokio::time::sleep(Duration::from_secs(3)).await;
@@ -283,6 +313,55 @@ async fn typing_document_symbol(path: &std::path::Path) {
             }
         }
         report(&format!("keystroke → documentSymbol, {name}, {place}"), lat);
+        if std::env::var_os("MIRA_TYPING_PROBE").is_some() {
+            let mut idle = Vec::new();
+            for _ in 0..30 {
+                let t = Instant::now();
+                s.request(
+                    "textDocument/documentSymbol",
+                    json!({"textDocument": {"uri": uri}}),
+                )
+                .await
+                .expect("documentSymbol");
+                idle.push(t.elapsed());
+            }
+            report("  documentSymbol with no edit", idle);
+            let r = s
+                .request(
+                    "textDocument/documentSymbol",
+                    json!({"textDocument": {"uri": uri}}),
+                )
+                .await
+                .expect("documentSymbol");
+            let body = r.to_string();
+            let t = Instant::now();
+            let _: serde_json::Value = serde_json::from_str(&body).unwrap();
+            println!(
+                "  response {} bytes, parsed by the client in {}",
+                body.len(),
+                ms(t.elapsed())
+            );
+            let mut st = Vec::new();
+            for _ in 0..30 {
+                version += 1;
+                let t = Instant::now();
+                s.notify(
+                    "textDocument/didChange",
+                    json!({"textDocument": {"uri": uri, "version": version},
+                           "contentChanges": [{"range": {"start": {"line": line, "character": col},
+                                                         "end": {"line": line, "character": col}},
+                                               "text": " "}]}),
+                )
+                .await;
+                let id = s
+                    .request_start("mira/documentState", json!({"uri": uri}))
+                    .await;
+                s.response(id).await.unwrap();
+                st.push(t.elapsed());
+                col += 1;
+            }
+            report("  keystroke → documentState", st);
+        }
         s.shutdown().await;
     }
 }
@@ -336,13 +415,21 @@ fn main() {
                 .map(|n| n.get())
                 .unwrap_or(1)
         );
-        report(
-            "spawn → initialize response (binary, stdio)",
-            initialize_latency(40).await,
-        );
-        did_change("utf-8").await;
-        did_change("utf-16").await;
-        let mut files = registry_typing_files();
+        // MIRA_TYPING_ONLY: just the typing figures, on MIRA_TYPING_FILES (scripts/bench-index.sh).
+        let typing_only = std::env::var_os("MIRA_TYPING_ONLY").is_some();
+        if !typing_only {
+            report(
+                "spawn → initialize response (binary, stdio)",
+                initialize_latency(40).await,
+            );
+            did_change("utf-8").await;
+            did_change("utf-16").await;
+        }
+        let mut files = if typing_only {
+            Vec::new()
+        } else {
+            registry_typing_files()
+        };
         if files.is_empty() {
             println!(
                 "*** SKIPPED keystroke → documentSymbol on regex-automata: not in cargo's registry"
