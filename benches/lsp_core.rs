@@ -4,7 +4,10 @@
 //! - keystroke → documentSymbol over stdio while a new function is typed into the biggest
 //!   Rust files of a real crate (regex-automata's `dfa/dense.rs` and `hybrid/dfa.rs`, from
 //!   cargo's registry) at the start, middle and end, and inside the largest item (budget
-//!   p99 ≤ 15 ms over stdio, docs/benchmarks.md). `MIRA_TYPING_FILES` (colon-separated) adds files.
+//!   p99 ≤ 15 ms over stdio, docs/benchmarks.md). `MIRA_TYPING_FILES` (colon-separated) adds
+//!   files of any indexed language; `MIRA_TYPING_ONLY` runs just those; `MIRA_TYPING_PROBE`
+//!   also times documentSymbol with no edit, the response's size and the client's parse, and
+//!   keystroke → documentState (where a keystroke's time goes).
 //!
 //! Run: `cargo bench --bench lsp_core` (release build).
 
