@@ -846,6 +846,7 @@ impl BackgroundParser {
         let spawned = std::thread::Builder::new()
             .name("mira-parse".into())
             .spawn(move || {
+                super::priority::background();
                 for (uri, job) in rx {
                     if done.send((uri, job.run())).is_err() {
                         break;
