@@ -12,6 +12,7 @@ pub mod live;
 pub mod model;
 pub mod offline;
 pub mod parse;
+pub mod refs_text;
 pub mod registry;
 pub mod search;
 pub mod service;

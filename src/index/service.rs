@@ -117,6 +117,9 @@ pub struct IndexStatus {
     pub open_documents: usize,
     /// Every indexed folder finished its cold index.
     pub cold_index_done: bool,
+    /// Every indexed folder's symbols are stored (workspace/symbol, definitions and outlines
+    /// are complete); code-search chunks may still be coming.
+    pub symbols_done: bool,
     /// The latest crawl of each indexed folder (the project's first), once it finished.
     pub roots: Vec<(PathBuf, Arc<CrawlStats>)>,
     /// Folders whose disk worker failed, with the reason (they are not being indexed).
@@ -181,6 +184,8 @@ pub(crate) enum Request {
     },
     Loaded(Vec<db::StoredFile>),
     Updates(Vec<FileUpdate>),
+    /// A folder's crawl stored every symbol; its code-search chunks follow.
+    SymbolsDone(PathBuf),
     ColdDone {
         root: PathBuf,
         stats: Arc<CrawlStats>,
@@ -418,6 +423,7 @@ pub fn start(
         symbols: LiveTable::default(),
         open: HashMap::new(),
         crawling: HashSet::from([opts.root.clone()]),
+        symbols_pending: HashSet::from([opts.root.clone()]),
         failed: Vec::new(),
         stats: Vec::new(),
         disk: disk_tx.clone(),
@@ -462,6 +468,8 @@ struct Actor {
     open: HashMap<Uri, OpenEntry>,
     /// Folders whose first crawl has not finished.
     crawling: HashSet<PathBuf>,
+    /// Of `crawling`, those whose symbols are not all stored yet.
+    symbols_pending: HashSet<PathBuf>,
     /// Folders whose disk worker failed, and why; a later successful crawl clears it.
     failed: Vec<(PathBuf, String)>,
     /// Each folder's latest finished crawl, the project's first.
@@ -630,6 +638,7 @@ impl Actor {
     /// A folder left the workspace: forget its files and its crawl, keep open buffers.
     fn drop_root(&mut self, root: &Path) {
         self.crawling.remove(root);
+        self.symbols_pending.remove(root);
         self.failed.retain(|(r, _)| r != root);
         self.stats.retain(|(r, _)| r != root);
         for key in self.symbols.keys_under(root) {
@@ -680,8 +689,12 @@ impl Actor {
                     }
                 }
             }
+            Request::SymbolsDone(root) => {
+                self.symbols_pending.remove(&root);
+            }
             Request::ColdDone { root, stats } => {
                 self.crawling.remove(&root);
+                self.symbols_pending.remove(&root);
                 self.failed.retain(|(r, _)| *r != root);
                 match self.stats.iter_mut().find(|(r, _)| *r == root) {
                     Some(slot) => slot.1 = stats,
@@ -691,12 +704,14 @@ impl Actor {
             }
             Request::RootFailed { root, reason } => {
                 self.crawling.remove(&root);
+                self.symbols_pending.remove(&root);
                 self.failed.retain(|(r, _)| *r != root);
                 self.failed.push((root, reason));
             }
             Request::AddedRoot(root) => {
                 self.failed.retain(|(r, _)| *r != root);
-                self.crawling.insert(root);
+                self.crawling.insert(root.clone());
+                self.symbols_pending.insert(root);
             }
             Request::RemovedRoot(root) => self.drop_root(&root),
             Request::WorkspaceSymbols {
@@ -768,6 +783,7 @@ impl Actor {
                     symbols,
                     open_documents: self.open.len(),
                     cold_index_done: self.crawling.is_empty(),
+                    symbols_done: self.symbols_pending.is_empty(),
                     roots: self.stats.clone(),
                     failed: self.failed.clone(),
                 });
