@@ -6,9 +6,11 @@
 //! content hash) are not parsed again. `CrawlStats::stages` says where time went.
 
 mod chunks;
+mod first;
 mod stages;
 mod writer;
 
+pub use first::OpenFolders;
 pub use stages::StageTimes;
 
 use super::db::{self, FileMeta, FileRow};
@@ -38,6 +40,8 @@ pub struct CrawlOptions {
     pub max_file_bytes: u64,
     /// Gitignore-style globs left out on top of the ignore files.
     pub exclude: Vec<String>,
+    /// The editor's open files' folders, crawled before the rest (shared by clones).
+    pub opened: OpenFolders,
 }
 
 impl Default for CrawlOptions {
@@ -51,6 +55,7 @@ impl CrawlOptions {
         CrawlOptions {
             max_file_bytes: cfg.max_file_bytes,
             exclude: cfg.exclude.clone(),
+            opened: OpenFolders::default(),
         }
     }
 
@@ -367,7 +372,29 @@ impl Walk<'_> {
     fn run(self, found: SyncSender<Found>) {
         let started = Instant::now();
         let this = &self;
-        self.builder().build_parallel().run(|| {
+        let links = Arc::new(LinkedDirs::new(self.root));
+        let overrides = self.opts.overrides(self.root);
+        // The open files' folders first, one after another; the parallel walk skips them.
+        let first = first::folders(
+            self.root,
+            &self.opts.opened,
+            &sensitive_rules(self.root),
+            overrides.as_ref(),
+        );
+        for dir in &first {
+            for entry in self.builder(dir, &links, Vec::new()).build() {
+                if self.abort.load(Ordering::Relaxed) {
+                    return;
+                }
+                if let Some(item) = self.visit(entry)
+                    && found.send(item).is_err()
+                {
+                    return;
+                }
+            }
+        }
+        let walk = self.builder(self.root, &links, first);
+        walk.build_parallel().run(|| {
             let found = found.clone();
             Box::new(move |entry| {
                 if this.abort.load(Ordering::Relaxed) {
@@ -385,9 +412,16 @@ impl Walk<'_> {
         self.clock.add(Stage::Walk, started.elapsed());
     }
 
-    fn builder(&self) -> ignore::WalkBuilder {
+    /// A walk from `start` (the root, or a folder under it walked first), leaving out the
+    /// folders in `walked`.
+    fn builder(
+        &self,
+        start: &Path,
+        links: &Arc<LinkedDirs>,
+        walked: Vec<PathBuf>,
+    ) -> ignore::WalkBuilder {
         let root = self.root;
-        let mut walk = ignore::WalkBuilder::new(root);
+        let mut walk = ignore::WalkBuilder::new(start);
         walk.require_git(false)
             .follow_links(true)
             .threads(rayon::current_num_threads());
@@ -395,9 +429,12 @@ impl Walk<'_> {
         // symbols nor code search ever hold them; once indexed and now sensitive, they count
         // as gone.
         let sensitive = sensitive_rules(root);
-        let links = LinkedDirs::new(root);
+        let links = links.clone();
         walk.filter_entry(move |e| {
             let is_dir = e.file_type().is_some_and(|t| t.is_dir());
+            if is_dir && walked.iter().any(|w| w == e.path()) {
+                return false;
+            }
             if e.path_is_symlink() && !links.follow(e.path(), is_dir) {
                 return false;
             }

@@ -420,6 +420,7 @@ pub fn start(
     let actor = Actor {
         root: opts.root.clone(),
         max_bytes: opts.crawl.max_file_bytes,
+        opened: opts.crawl.opened.clone(),
         symbols: LiveTable::default(),
         open: HashMap::new(),
         crawling: HashSet::from([opts.root.clone()]),
@@ -463,6 +464,8 @@ struct Actor {
     /// Open documents larger than this are not parsed, like files the crawl skips: a
     /// 50 MB buffer must not stall every other document's symbols.
     max_bytes: u64,
+    /// Where opened documents live: crawls walk those folders first.
+    opened: crawl::OpenFolders,
     /// Every query reads it through [`Actor::view`], which syncs open buffers first.
     symbols: LiveTable,
     open: HashMap<Uri, OpenEntry>,
@@ -555,6 +558,7 @@ impl Actor {
                 let Some(path) = uri_to_path(&uri) else {
                     return;
                 };
+                self.opened.note(&path);
                 let Some(lang) = Lang::for_document(&language_id, &path) else {
                     return;
                 };
