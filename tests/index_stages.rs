@@ -239,3 +239,45 @@ fn a_crawl_cut_between_its_stages_is_completed_by_the_next() {
     check(&files, Cut::DuringSymbols);
     check(&files, Cut::None);
 }
+
+/// References live in one text value per file now; "who calls this" still finds every
+/// caller by exact name (not a name that merely contains it), by path and line, up to the
+/// limit.
+#[test]
+fn callers_are_found_in_the_per_file_reference_text() {
+    let project = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(project.path()).unwrap();
+    std::fs::write(
+        root.join("a.rs"),
+        "fn helper() {}\nfn one() {\n    helper();\n    helper();\n}\nfn two() { helper_more(); }\n",
+    )
+    .unwrap();
+    std::fs::write(root.join("b.py"), "def three():\n    helper()\n").unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let (mut conn, project_id) = open(dir.path(), &root);
+    crawl(
+        &mut conn,
+        project_id,
+        &root,
+        &CrawlOptions::default(),
+        &|_| {},
+        &|_| {},
+    )
+    .unwrap();
+    let callers = mira::index::db::callers_of(&conn, project_id, "helper", 10).unwrap();
+    assert_eq!(
+        callers,
+        vec![
+            ("a.rs".to_string(), Some("one".to_string()), 2),
+            ("b.py".to_string(), Some("three".to_string()), 1),
+        ],
+        "one row per caller and callee, exact names only"
+    );
+    let first = mira::index::db::callers_of(&conn, project_id, "helper", 1).unwrap();
+    assert_eq!(first.len(), 1);
+    assert!(
+        mira::index::db::callers_of(&conn, project_id, "help", 10)
+            .unwrap()
+            .is_empty()
+    );
+}
