@@ -60,10 +60,13 @@ enum Cut {
     DuringSymbols,
 }
 
+/// A file row: path, content hash, lines, references, chunks done.
+type FileRow = (String, Vec<u8>, i64, Option<String>, i64);
+
 /// Everything the index stores about the project, keyed so that row ids do not matter.
 #[derive(Debug, PartialEq)]
 struct Stored {
-    files: Vec<(String, Vec<u8>, i64, Option<String>, i64)>,
+    files: Vec<FileRow>,
     symbols: Vec<String>,
     chunks: Vec<(String, i64, String, String, i64)>,
 }
