@@ -262,7 +262,7 @@ pub fn crawl(
     let abort = AtomicBool::new(false);
     let limit = opts.max_file_bytes;
     // Bounded: a walk far ahead of the parsers holds only paths, but parsed files waiting
-    // for the writer hold their symbols and chunks (tens of KB each), so that queue is short.
+    // for the writer hold their symbols (tens of KB each), so that queue is short.
     let (found_tx, found_rx) = mpsc::sync_channel::<Found>(FOUND_QUEUE);
     let (done_tx, done_rx) = mpsc::sync_channel::<Examined>(PARSED_QUEUE);
     let (seen, parsed) = std::thread::scope(|scope| {
