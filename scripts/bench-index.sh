@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Index benchmark against universal-ctags, on corpora fetched from package registries
 # (nothing is vendored). Prints wall/CPU time and their ratio, files/s, MB/s, peak RSS,
-# where the crawl's time went (stages), tree-sitter's parse-only floor on the same files and
-# threads, thread scaling at RAYON_NUM_THREADS=1/2/4/8, symbols per language vs ctags, warm
+# when the cold index's symbols were all stored (symbols ready) and when everything was (all
+# done), where the crawl's time went (stages), tree-sitter's parse-only floor on the same
+# files and threads with both ratios to it, thread scaling at RAYON_NUM_THREADS=1/2/4/8, symbols per language vs ctags, warm
 # restart, edit→symbols p50/p99 on a ~7.5k-line file, workspace/symbol p50/p99 over ≥250k
 # symbols, keystroke→symbols per language, and the real `mira lsp`'s peak RSS with a
 # ≥1M-line project indexed (the corpus without Go's sources).

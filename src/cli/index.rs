@@ -2,7 +2,7 @@
 
 use mira::config::{self, ConfigInputs, Loaded};
 use mira::embed::Embedder;
-use mira::index::crawl::{CrawlOptions, CrawlProgress, CrawlStats};
+use mira::index::crawl::{CrawlOptions, CrawlProgress, CrawlStage, CrawlStats};
 use mira::index::{SymbolKind, offline, vectors};
 use mira::project::{self, Project};
 use mira::store::Store;
@@ -47,7 +47,7 @@ fn crawl(
         let b = indicatif::ProgressBar::new(0);
         b.set_style(
             indicatif::ProgressStyle::with_template(
-                "{spinner} indexing [{bar:30}] {pos}/{len} files {elapsed}",
+                "{spinner} indexing {msg} [{bar:30}] {pos}/{len} files {elapsed}",
             )
             .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
             .progress_chars("=> "),
@@ -55,20 +55,41 @@ fn crawl(
         b
     });
     let last_line = std::sync::Mutex::new(std::time::Instant::now());
-    let progress = |p: CrawlProgress| match &bar {
-        Some(b) => {
-            b.set_length(p.total as u64);
-            b.set_position(p.done as u64);
-        }
-        None if !quiet => {
-            // Plain lines when not a terminal, at most one a second.
-            let mut last = last_line.lock().unwrap_or_else(|e| e.into_inner());
-            if p.done == p.total || last.elapsed().as_secs() >= 1 {
-                eprintln!("indexing: {}/{} files", p.done, p.total);
-                *last = std::time::Instant::now();
+    let started = std::time::Instant::now();
+    let progress = |p: CrawlProgress| {
+        let stage = match p.stage {
+            CrawlStage::Symbols => "symbols",
+            CrawlStage::Search => "code search",
+        };
+        let symbols_done = p.stage == CrawlStage::Search && p.done == 0;
+        match &bar {
+            Some(b) => {
+                if symbols_done {
+                    b.println(format!(
+                        "symbols ready in {:.2}s",
+                        started.elapsed().as_secs_f64()
+                    ));
+                }
+                b.set_message(stage);
+                b.set_length(p.total as u64);
+                b.set_position(p.done as u64);
             }
+            None if !quiet => {
+                // Plain lines when not a terminal, at most one a second.
+                let mut last = last_line.lock().unwrap_or_else(|e| e.into_inner());
+                if symbols_done {
+                    eprintln!(
+                        "indexing: symbols ready in {:.2}s",
+                        started.elapsed().as_secs_f64()
+                    );
+                }
+                if p.done == p.total || last.elapsed().as_secs() >= 1 {
+                    eprintln!("indexing {stage}: {}/{} files", p.done, p.total);
+                    *last = std::time::Instant::now();
+                }
+            }
+            None => {}
         }
-        None => {}
     };
     let result = offline::index_project(store, project, &opts, &progress);
     if let Some(b) = bar {
@@ -104,7 +125,12 @@ pub fn index(path: Option<PathBuf>) -> i32 {
     for s in &stats.skipped {
         println!("  {}: {}", s.path, s.reason);
     }
-    println!("seconds   {:.2}", stats.elapsed.as_secs_f64());
+    println!(
+        "seconds   {:.2} (symbols ready at {:.2}; code search for {} files after)",
+        stats.elapsed.as_secs_f64(),
+        stats.symbols_elapsed.as_secs_f64(),
+        stats.chunked
+    );
     match check_anchors(&store, &project) {
         Ok(0) => {}
         Ok(n) => println!("anchors   {n} memories about code changed state (see `mira recall`)"),

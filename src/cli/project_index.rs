@@ -8,6 +8,7 @@
 use std::sync::{Arc, Mutex};
 
 use mira::documents::DocEvent;
+use mira::index::crawl::CrawlStage;
 use mira::index::service::{self, IndexHandle, IndexOptions, IndexProgress};
 use tokio::sync::mpsc;
 
@@ -16,6 +17,8 @@ use super::agent::Context;
 #[derive(Clone, Debug)]
 enum State {
     Building {
+        /// Code search's stage: every symbol is stored already.
+        search: bool,
         done: usize,
         total: usize,
     },
@@ -50,7 +53,11 @@ impl ProjectIndex {
             doc_rx,
             progress_tx,
         );
-        let state = Arc::new(Mutex::new(State::Building { done: 0, total: 0 }));
+        let state = Arc::new(Mutex::new(State::Building {
+            search: false,
+            done: 0,
+            total: 0,
+        }));
         let first_time = stored == 0;
         let shared = state.clone();
         let _ = std::thread::Builder::new()
@@ -60,6 +67,7 @@ impl ProjectIndex {
                     let next = match p {
                         IndexProgress::Started => continue,
                         IndexProgress::Crawling(c) => State::Building {
+                            search: c.stage == CrawlStage::Search,
                             done: c.done,
                             total: c.total,
                         },
@@ -87,8 +95,13 @@ impl ProjectIndex {
             State::Building { .. } if self.stored > 0 => {
                 format!("{} files (checking for changes)", self.stored)
             }
-            State::Building { done, total: 0 } => format!("indexing ({done} files so far)"),
-            State::Building { done, total } => format!("indexing ({done} of {total} files)"),
+            State::Building {
+                search: true,
+                done,
+                total,
+            } => format!("symbols indexed; code search ({done} of {total} files)"),
+            State::Building { done, total: 0, .. } => format!("indexing ({done} files so far)"),
+            State::Building { done, total, .. } => format!("indexing ({done} of {total} files)"),
             State::Ready { files, symbols, .. } => format!("{files} files, {symbols} symbols"),
             State::Failed(e) => format!("failed: {e} (`mira index` says more)"),
         }

@@ -1,11 +1,16 @@
-//! The cold index, pipelined: a parallel gitignore-aware walk feeds files as it finds them
-//! to the parsers (rayon, every core), which feed one writer thread batching SQLite
-//! transactions; bounded channels between the stages. Unchanged files (same size and mtime,
-//! or same content hash) are not parsed again. `CrawlStats::stages` says where time went.
+//! The cold index, pipelined and in two stages. Symbols first: a parallel gitignore-aware
+//! walk feeds files as it finds them to the parsers (rayon, every core), which feed one
+//! writer thread batching SQLite transactions of files, symbols and references; bounded
+//! channels between them. Then code-search chunks (`chunks.rs`), at lower priority: they
+//! start only once every symbol is stored. Unchanged files (same size and mtime, or same
+//! content hash) are not parsed again. `CrawlStats::stages` says where time went.
 
+mod chunks;
+mod first;
 mod stages;
 mod writer;
 
+pub use first::OpenFolders;
 pub use stages::StageTimes;
 
 use super::db::{self, FileMeta, FileRow};
@@ -35,6 +40,8 @@ pub struct CrawlOptions {
     pub max_file_bytes: u64,
     /// Gitignore-style globs left out on top of the ignore files.
     pub exclude: Vec<String>,
+    /// The editor's open files' folders, crawled before the rest (shared by clones).
+    pub opened: OpenFolders,
 }
 
 impl Default for CrawlOptions {
@@ -48,6 +55,7 @@ impl CrawlOptions {
         CrawlOptions {
             max_file_bytes: cfg.max_file_bytes,
             exclude: cfg.exclude.clone(),
+            opened: OpenFolders::default(),
         }
     }
 
@@ -138,6 +146,10 @@ pub struct CrawlStats {
     pub bytes: u64,
     pub symbols: u64,
     pub skipped: Vec<Skipped>,
+    /// Files whose code-search chunks were written (the second stage).
+    pub chunked: usize,
+    /// From the start until every symbol was stored (the end of the first stage).
+    pub symbols_elapsed: Duration,
     pub elapsed: Duration,
     /// Where the time went.
     pub stages: StageTimes,
@@ -157,8 +169,18 @@ pub enum FileUpdate {
     },
 }
 
+/// Which stage of a crawl a progress report is about.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CrawlStage {
+    /// Files, symbols and references: what workspace/symbol, definitions and outlines need.
+    Symbols,
+    /// Code-search chunks (FTS5). The first report of this stage says every symbol is stored.
+    Search,
+}
+
 #[derive(Clone, Copy, Debug)]
 pub struct CrawlProgress {
+    pub stage: CrawlStage,
     pub done: usize,
     pub total: usize,
 }
@@ -168,8 +190,8 @@ enum Outcome {
     Parsed {
         meta: FileMeta,
         symbols: FileSymbols,
-        /// Each symbol's code-search chunk.
-        chunks: Vec<Chunk>,
+        /// Each symbol's code-search chunk, when asked for (a crawl cuts them later).
+        chunks: Option<Vec<Chunk>>,
         bytes: u64,
     },
     /// Same content as indexed; only the mtime moved.
@@ -240,10 +262,10 @@ pub fn crawl(
     let abort = AtomicBool::new(false);
     let limit = opts.max_file_bytes;
     // Bounded: a walk far ahead of the parsers holds only paths, but parsed files waiting
-    // for the writer hold their symbols and chunks (tens of KB each), so that queue is short.
+    // for the writer hold their symbols (tens of KB each), so that queue is short.
     let (found_tx, found_rx) = mpsc::sync_channel::<Found>(FOUND_QUEUE);
     let (done_tx, done_rx) = mpsc::sync_channel::<Examined>(PARSED_QUEUE);
-    let seen = std::thread::scope(|scope| {
+    let (seen, parsed) = std::thread::scope(|scope| {
         let (known, clock, abort, to_examine) = (&known, &clock, &abort, &to_examine);
         let walk = Walk {
             root,
@@ -284,6 +306,9 @@ pub fn crawl(
             sink(FileUpdate::Removed { path: path.clone() });
         }
     }
+    stats.symbols_elapsed = started.elapsed();
+    stats.chunked = chunks::run(conn, project_id, root, &parsed, &clock, progress)?;
+    drop(parsed);
     stats.symbols = conn.query_row(
         "SELECT count(*) FROM symbols s JOIN files f ON f.id = s.file_id WHERE f.project_id = ?1",
         [project_id],
@@ -314,7 +339,7 @@ fn examine_all(
             let item = match found {
                 Found::File(c) if c.trusted => Examined::File(c, Outcome::Trusted),
                 Found::File(c) => {
-                    let outcome = examine(&c, known.get(&c.rel), limit, clock);
+                    let outcome = examine(&c, known.get(&c.rel), limit, clock, false);
                     Examined::File(c, outcome)
                 }
                 Found::Error(s) => Examined::WalkError(s),
@@ -347,7 +372,29 @@ impl Walk<'_> {
     fn run(self, found: SyncSender<Found>) {
         let started = Instant::now();
         let this = &self;
-        self.builder().build_parallel().run(|| {
+        let links = Arc::new(LinkedDirs::new(self.root));
+        let overrides = self.opts.overrides(self.root);
+        // The open files' folders first, one after another; the parallel walk skips them.
+        let first = first::folders(
+            self.root,
+            &self.opts.opened,
+            &sensitive_rules(self.root),
+            overrides.as_ref(),
+        );
+        for dir in &first {
+            for entry in self.builder(dir, &links, Vec::new()).build() {
+                if self.abort.load(Ordering::Relaxed) {
+                    return;
+                }
+                if let Some(item) = self.visit(entry)
+                    && found.send(item).is_err()
+                {
+                    return;
+                }
+            }
+        }
+        let walk = self.builder(self.root, &links, first);
+        walk.build_parallel().run(|| {
             let found = found.clone();
             Box::new(move |entry| {
                 if this.abort.load(Ordering::Relaxed) {
@@ -365,9 +412,16 @@ impl Walk<'_> {
         self.clock.add(Stage::Walk, started.elapsed());
     }
 
-    fn builder(&self) -> ignore::WalkBuilder {
+    /// A walk from `start` (the root, or a folder under it walked first), leaving out the
+    /// folders in `walked`.
+    fn builder(
+        &self,
+        start: &Path,
+        links: &Arc<LinkedDirs>,
+        walked: Vec<PathBuf>,
+    ) -> ignore::WalkBuilder {
         let root = self.root;
-        let mut walk = ignore::WalkBuilder::new(root);
+        let mut walk = ignore::WalkBuilder::new(start);
         walk.require_git(false)
             .follow_links(true)
             .threads(rayon::current_num_threads());
@@ -375,9 +429,12 @@ impl Walk<'_> {
         // symbols nor code search ever hold them; once indexed and now sensitive, they count
         // as gone.
         let sensitive = sensitive_rules(root);
-        let links = LinkedDirs::new(root);
+        let links = links.clone();
         walk.filter_entry(move |e| {
             let is_dir = e.file_type().is_some_and(|t| t.is_dir());
+            if is_dir && walked.iter().any(|w| w == e.path()) {
+                return false;
+            }
             if e.path_is_symlink() && !links.follow(e.path(), is_dir) {
                 return false;
             }
@@ -429,8 +486,15 @@ impl Walk<'_> {
     }
 }
 
-/// Reads, hashes and (when the content changed) parses one file.
-fn examine(c: &Candidate, old: Option<&FileRow>, limit: u64, clock: &StageClock) -> Outcome {
+/// Reads, hashes and (when the content changed) parses one file; with `with_chunks`, cuts
+/// its code-search chunks too.
+fn examine(
+    c: &Candidate,
+    old: Option<&FileRow>,
+    limit: u64,
+    clock: &StageClock,
+    with_chunks: bool,
+) -> Outcome {
     let skipped_meta = |size| FileMeta {
         size,
         mtime_ns: c.mtime_ns,
@@ -495,8 +559,10 @@ fn examine(c: &Candidate, old: Option<&FileRow>, limit: u64, clock: &StageClock)
     });
     // Freeing the tree is parsing's cost, not the chunks'.
     clock.time(Stage::Parse, || drop(tree));
-    let chunks = clock.time(Stage::Chunks, || {
-        super::search::file_chunks(&symbols, &bytes)
+    let chunks = with_chunks.then(|| {
+        clock.time(Stage::Chunks, || {
+            super::search::file_chunks(&symbols, &bytes)
+        })
     });
     Outcome::Parsed {
         meta,
@@ -604,6 +670,7 @@ pub fn reindex_path(
         old.as_ref(),
         opts.max_file_bytes,
         &StageClock::default(),
+        true,
     );
     let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
     let update = match outcome {
@@ -614,6 +681,7 @@ pub fn reindex_path(
             ..
         } => {
             let lang_name = lang.name();
+            let chunks = chunks.unwrap_or_default();
             db::replace_file_with_chunks(
                 &tx, project_id, &rel, lang_name, &meta, &symbols, &chunks,
             )?;

@@ -1,7 +1,8 @@
-//! The persisted index: typed reads and writes over `files`, `symbols`, `symbol_refs`.
+//! The persisted index: typed reads and writes over `files` (with each file's references as
+//! one text value, `refs_text`) and `symbols`; code-search chunks are in `search.rs`.
 //! Functions take a `Connection`/`Transaction` so callers choose the thread and wrapper.
 
-use super::model::{FileSymbols, Point, RefKind, Reference, Span, Symbol, SymbolKind};
+use super::model::{FileSymbols, Point, RefKind, Span, Symbol, SymbolKind};
 use super::search::Chunk;
 use rusqlite::{Connection, OptionalExtension, Transaction, params};
 use std::collections::HashMap;
@@ -81,7 +82,9 @@ fn upsert_file(
     language: &str,
     meta: &FileMeta,
     skip_reason: Option<&str>,
+    contents: (Option<&str>, bool),
 ) -> rusqlite::Result<(i64, bool)> {
+    let (refs, chunks_done) = contents;
     let values = params![
         project_id,
         path,
@@ -91,12 +94,15 @@ fn upsert_file(
         &meta.hash[..],
         meta.lines as i64,
         meta.ascii,
-        skip_reason
+        skip_reason,
+        refs,
+        chunks_done
     ];
     let inserted = tx
         .prepare_cached(
-            "INSERT INTO files (project_id, path, language, size, mtime_ns, hash, lines, ascii, skip_reason)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
+            "INSERT INTO files (project_id, path, language, size, mtime_ns, hash, lines, ascii,
+               skip_reason, refs, chunks_done)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)
              ON CONFLICT (project_id, path) DO NOTHING
              RETURNING id",
         )?
@@ -108,7 +114,7 @@ fn upsert_file(
     let id = tx
         .prepare_cached(
             "UPDATE files SET language = ?3, size = ?4, mtime_ns = ?5, hash = ?6, lines = ?7,
-               ascii = ?8, skip_reason = ?9
+               ascii = ?8, skip_reason = ?9, refs = ?10, chunks_done = ?11
              WHERE project_id = ?1 AND path = ?2
              RETURNING id",
         )?
@@ -116,10 +122,9 @@ fn upsert_file(
     Ok((id, false))
 }
 
+/// Deletes a file's symbols (and, by trigger, their chunks); its references live in its row.
 fn clear_file_contents(tx: &Transaction, file_id: i64) -> rusqlite::Result<()> {
     tx.prepare_cached("DELETE FROM symbols WHERE file_id = ?1")?
-        .execute([file_id])?;
-    tx.prepare_cached("DELETE FROM symbol_refs WHERE file_id = ?1")?
         .execute([file_id])?;
     Ok(())
 }
@@ -156,13 +161,15 @@ pub fn replace_file_with_chunks(
     syms: &FileSymbols,
     chunks: &[Chunk],
 ) -> rusqlite::Result<i64> {
-    let (file_id, ids) = replace_rows(tx, project_id, path, language, meta, syms)?;
+    let (file_id, ids) = replace_rows(tx, project_id, path, language, meta, syms, true)?;
     super::search::insert_chunks(tx, &ids, chunks)?;
     Ok(file_id)
 }
 
 /// Replaces a file's row, symbols and references; returns the file's id and each symbol's
-/// row id, in symbol order (for its chunk).
+/// row id, in symbol order (for its chunk). `chunks_follow`: the caller writes the chunks in
+/// this transaction; otherwise the file waits for the crawl's second stage (`chunks_done`
+/// stays 0 unless there is nothing to chunk).
 pub fn replace_rows(
     tx: &Transaction,
     project_id: i64,
@@ -170,8 +177,26 @@ pub fn replace_rows(
     language: &str,
     meta: &FileMeta,
     syms: &FileSymbols,
+    chunks_follow: bool,
 ) -> rusqlite::Result<(i64, Vec<i64>)> {
-    let (file_id, new) = upsert_file(tx, project_id, path, language, meta, None)?;
+    // One reference per call-graph edge (caller → callee name, first site); repeated calls
+    // from the same caller add nothing a query uses.
+    let mut seen = std::collections::HashSet::new();
+    let refs = super::refs_text::encode(
+        syms.refs
+            .iter()
+            .filter(|r| r.kind != RefKind::Call || seen.insert((r.caller, r.name.as_str()))),
+    );
+    let done = chunks_follow || syms.symbols.is_empty();
+    let (file_id, new) = upsert_file(
+        tx,
+        project_id,
+        path,
+        language,
+        meta,
+        None,
+        (refs.as_deref(), done),
+    )?;
     if !new {
         clear_file_contents(tx, file_id)?;
     }
@@ -210,33 +235,6 @@ pub fn replace_rows(
         ])?;
         ids.push(tx.last_insert_rowid());
     }
-    let mut ins = tx.prepare_cached(
-        "INSERT INTO symbol_refs (file_id, kind, name, path, caller,
-           start_byte, end_byte, start_line, start_col, end_line, end_col)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
-    )?;
-    // One row per call-graph edge (caller → callee name, first site); repeated calls from
-    // the same caller add nothing a query uses and cost a third of the cold index.
-    let mut seen = std::collections::HashSet::new();
-    for r in &syms.refs {
-        if r.kind == RefKind::Call && !seen.insert((r.caller, r.name.as_str())) {
-            continue;
-        }
-        let sp = &r.span;
-        ins.execute(params![
-            file_id,
-            r.kind.as_str(),
-            r.name,
-            r.path,
-            r.caller,
-            sp.start_byte,
-            sp.end_byte,
-            sp.start.row,
-            sp.start.col,
-            sp.end.row,
-            sp.end.col
-        ])?;
-    }
     Ok((file_id, ids))
 }
 
@@ -249,7 +247,15 @@ pub fn record_skipped(
     meta: &FileMeta,
     reason: &str,
 ) -> rusqlite::Result<()> {
-    let (file_id, new) = upsert_file(tx, project_id, path, language, meta, Some(reason))?;
+    let (file_id, new) = upsert_file(
+        tx,
+        project_id,
+        path,
+        language,
+        meta,
+        Some(reason),
+        (None, true),
+    )?;
     if new {
         return Ok(());
     }
@@ -294,6 +300,31 @@ fn span(r: &rusqlite::Row<'_>, at: usize) -> rusqlite::Result<Span> {
     })
 }
 
+/// Columns [`symbol_from`] reads, after one leading column of the caller's.
+const SYMBOL_COLUMNS: &str = "s.parent, s.name, s.kind, s.container,
+    s.start_byte, s.end_byte, s.start_line, s.start_col, s.end_line, s.end_col,
+    s.sel_start_byte, s.sel_end_byte, s.sel_start_line, s.sel_start_col, s.sel_end_line, s.sel_end_col,
+    s.signature, s.doc, s.declaration";
+
+/// A symbol from [`SYMBOL_COLUMNS`] at 1..; `None` for a kind this build does not know.
+fn symbol_from(r: &rusqlite::Row<'_>) -> rusqlite::Result<Option<Symbol>> {
+    let kind: String = r.get(3)?;
+    let Ok(kind) = kind.parse::<SymbolKind>() else {
+        return Ok(None);
+    };
+    Ok(Some(Symbol {
+        parent: r.get(1)?,
+        name: r.get(2)?,
+        kind,
+        container: r.get(4)?,
+        range: span(r, 5)?,
+        selection: span(r, 11)?,
+        signature: r.get(17)?,
+        doc: r.get(18)?,
+        declaration: r.get(19)?,
+    }))
+}
+
 /// Loads every indexed (not skipped) file of a project with its symbols and references,
 /// for the in-memory query table at startup.
 pub fn load_project(conn: &Connection, project_id: i64) -> rusqlite::Result<Vec<StoredFile>> {
@@ -315,76 +346,141 @@ pub fn load_project(conn: &Connection, project_id: i64) -> rusqlite::Result<Vec<
             });
         }
     }
-    let mut stmt = conn.prepare(
-        "SELECT s.file_id, s.parent, s.name, s.kind, s.container,
-                s.start_byte, s.end_byte, s.start_line, s.start_col, s.end_line, s.end_col,
-                s.sel_start_byte, s.sel_end_byte, s.sel_start_line, s.sel_start_col, s.sel_end_line, s.sel_end_col,
-                s.signature, s.doc, s.declaration
+    let mut stmt = conn.prepare(&format!(
+        "SELECT s.file_id, {SYMBOL_COLUMNS}
          FROM symbols s JOIN files f ON f.id = s.file_id
-         WHERE f.project_id = ?1 ORDER BY s.file_id, s.ordinal",
-    )?;
+         WHERE f.project_id = ?1 ORDER BY s.file_id, s.ordinal"
+    ))?;
     let mut rows = stmt.query([project_id])?;
     while let Some(r) = rows.next()? {
         let Some(&fi) = by_id.get(&r.get::<_, i64>(0)?) else {
             continue;
         };
-        let kind: String = r.get(3)?;
-        let Ok(kind) = kind.parse::<SymbolKind>() else {
-            continue;
-        };
-        files[fi].symbols.symbols.push(Symbol {
-            parent: r.get(1)?,
-            name: r.get(2)?,
-            kind,
-            container: r.get(4)?,
-            range: span(r, 5)?,
-            selection: span(r, 11)?,
-            signature: r.get(17)?,
-            doc: r.get(18)?,
-            declaration: r.get(19)?,
-        });
+        if let Some(sym) = symbol_from(r)? {
+            files[fi].symbols.symbols.push(sym);
+        }
     }
+    // The table keeps imports only (definitions rank by them); calls are read from the
+    // database when asked for.
     let mut stmt = conn.prepare(
-        "SELECT s.file_id, s.kind, s.name, s.path, s.caller,
-                s.start_byte, s.end_byte, s.start_line, s.start_col, s.end_line, s.end_col
-         FROM symbol_refs s JOIN files f ON f.id = s.file_id
-         WHERE f.project_id = ?1 AND s.kind = 'import' ORDER BY s.id",
+        "SELECT id, refs FROM files WHERE project_id = ?1 AND skip_reason IS NULL
+           AND instr(refs, 'import') > 0",
     )?;
     let mut rows = stmt.query([project_id])?;
     while let Some(r) = rows.next()? {
         let Some(&fi) = by_id.get(&r.get::<_, i64>(0)?) else {
             continue;
         };
-        let Some(kind) = RefKind::from_db(&r.get::<_, String>(1)?) else {
-            continue;
-        };
-        files[fi].symbols.refs.push(Reference {
-            kind,
-            name: r.get(2)?,
-            path: r.get(3)?,
-            caller: r.get(4)?,
-            span: span(r, 5)?,
-        });
+        let text: String = r.get(1)?;
+        files[fi].symbols.refs =
+            super::refs_text::decode_where(&text, |kind, _| kind == RefKind::Import);
     }
     Ok(files)
 }
 
-/// Callers of `name` recorded in the project (for "who calls this").
+/// A file whose code-search chunks are still to be written (the crawl's second stage).
+#[derive(Clone, Debug)]
+pub struct PendingChunks {
+    pub id: i64,
+    pub path: String,
+    /// The content the stored symbols came from: chunks are cut from these bytes only.
+    pub hash: [u8; 32],
+}
+
+/// The project's files waiting for their chunks.
+pub fn pending_chunks(conn: &Connection, project_id: i64) -> rusqlite::Result<Vec<PendingChunks>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT id, path, hash FROM files
+         WHERE project_id = ?1 AND chunks_done = 0 ORDER BY id",
+    )?;
+    let rows = stmt.query_map([project_id], |r| {
+        let stored: Vec<u8> = r.get(2)?;
+        let mut hash = [0u8; 32];
+        if stored.len() == 32 {
+            hash.copy_from_slice(&stored);
+        }
+        Ok(PendingChunks {
+            id: r.get(0)?,
+            path: r.get(1)?,
+            hash,
+        })
+    })?;
+    rows.collect()
+}
+
+/// A stored file's symbols (no references), in document order: what a resumed second stage
+/// cuts chunks from when the first stage ran in another process.
+pub fn file_symbols(conn: &Connection, file_id: i64) -> rusqlite::Result<FileSymbols> {
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT s.id, {SYMBOL_COLUMNS} FROM symbols s WHERE s.file_id = ?1 ORDER BY s.ordinal"
+    ))?;
+    let mut rows = stmt.query([file_id])?;
+    let mut out = FileSymbols::default();
+    while let Some(r) = rows.next()? {
+        if let Some(sym) = symbol_from(r)? {
+            out.symbols.push(sym);
+        }
+    }
+    Ok(out)
+}
+
+/// Claims a file for its chunks: `Some(symbol ids)` in document order when the file is still
+/// waiting with the content `hash`, after which it counts as done (the caller inserts the
+/// chunks in the same transaction); `None` when another writer got there first or the file
+/// changed (its next reindex writes the chunks with the symbols).
+pub fn claim_chunks(
+    tx: &Transaction,
+    file_id: i64,
+    hash: &[u8; 32],
+) -> rusqlite::Result<Option<Vec<i64>>> {
+    let claimed = tx
+        .prepare_cached(
+            "UPDATE files SET chunks_done = 1 WHERE id = ?1 AND chunks_done = 0 AND hash = ?2",
+        )?
+        .execute(params![file_id, &hash[..]])?;
+    if claimed == 0 {
+        return Ok(None);
+    }
+    let mut stmt =
+        tx.prepare_cached("SELECT id FROM symbols WHERE file_id = ?1 ORDER BY ordinal")?;
+    let ids = stmt.query_map([file_id], |r| r.get(0))?;
+    ids.collect::<rusqlite::Result<Vec<i64>>>().map(Some)
+}
+
+/// Callers of `name` recorded in the project (for "who calls this"): path, caller's name
+/// and the call's line, by path and line. `instr` skips, inside SQLite, every file whose
+/// references do not mention the name at all.
 pub fn callers_of(
     conn: &Connection,
     project_id: i64,
     name: &str,
     limit: usize,
 ) -> rusqlite::Result<Vec<(String, Option<String>, u32)>> {
-    let mut stmt = conn.prepare_cached(
-        "SELECT f.path, caller.name, r.start_line
-         FROM symbol_refs r JOIN files f ON f.id = r.file_id
-         LEFT JOIN symbols caller ON caller.file_id = r.file_id AND caller.ordinal = r.caller
-         WHERE f.project_id = ?1 AND r.kind = 'call' AND r.name = ?2
-         ORDER BY f.path, r.start_line LIMIT ?3",
+    let mut files = conn.prepare_cached(
+        "SELECT id, path, refs FROM files
+         WHERE project_id = ?1 AND instr(refs, ?2) > 0 ORDER BY path",
     )?;
-    let rows = stmt.query_map(params![project_id, name, limit as i64], |r| {
-        Ok((r.get(0)?, r.get(1)?, r.get(2)?))
-    })?;
-    rows.collect()
+    let mut caller_name =
+        conn.prepare_cached("SELECT name FROM symbols WHERE file_id = ?1 AND ordinal = ?2")?;
+    let mut out = Vec::new();
+    let mut rows = files.query(params![project_id, name])?;
+    while let Some(r) = rows.next()? {
+        let (file_id, path, text): (i64, String, String) = (r.get(0)?, r.get(1)?, r.get(2)?);
+        let mut calls =
+            super::refs_text::decode_where(&text, |kind, n| kind == RefKind::Call && n == name);
+        calls.sort_by_key(|c| c.span.start.row);
+        for c in calls {
+            if out.len() >= limit {
+                return Ok(out);
+            }
+            let caller = match c.caller {
+                Some(ord) => caller_name
+                    .query_row(params![file_id, ord], |r| r.get(0))
+                    .optional()?,
+                None => None,
+            };
+            out.push((path.clone(), caller, c.span.start.row));
+        }
+    }
+    Ok(out)
 }

@@ -194,6 +194,12 @@ pub fn preceding_comments(
     transparent: &[&str],
     accept: &dyn Fn(&str) -> bool,
 ) -> Option<String> {
+    // Only blank space before the node on its row and on the row above, and no kind that may
+    // stand between: no comment can be adjacent. Most definitions look like this, and
+    // `prev_sibling` is not cheap (tree-sitter walks down from the root to find the parent).
+    if transparent.is_empty() && blank_above(src, node.start_byte()) {
+        return None;
+    }
     let mut lines: Vec<String> = Vec::new();
     let mut next_start_row = node.start_position().row;
     let mut cur = node.prev_sibling();
@@ -229,6 +235,29 @@ pub fn preceding_comments(
     lines.reverse();
     let doc = lines.join("\n").trim().to_string();
     (!doc.is_empty()).then_some(doc)
+}
+
+/// Whether `start` has only spaces and tabs before it on its line, and the line above is
+/// blank or absent (rows end at `\n`, as tree-sitter counts them).
+fn blank_above(src: &[u8], start: usize) -> bool {
+    let mut i = start.min(src.len());
+    while i > 0 && matches!(src[i - 1], b' ' | b'\t') {
+        i -= 1;
+    }
+    if i == 0 {
+        return true;
+    }
+    if src[i - 1] != b'\n' {
+        return false;
+    }
+    i -= 1;
+    while i > 0 && src[i - 1] != b'\n' {
+        if !src[i - 1].is_ascii_whitespace() {
+            return false;
+        }
+        i -= 1;
+    }
+    true
 }
 
 /// Strips comment markers (`///`, `//`, `#`, `/** */`, leading `*`) from each line.

@@ -13,6 +13,7 @@ pub mod model;
 pub mod offline;
 pub mod parse;
 pub mod priority;
+pub mod refs_text;
 pub mod registry;
 pub mod search;
 pub mod service;

@@ -117,6 +117,9 @@ pub struct IndexStatus {
     pub open_documents: usize,
     /// Every indexed folder finished its cold index.
     pub cold_index_done: bool,
+    /// Every indexed folder's symbols are stored (workspace/symbol, definitions and outlines
+    /// are complete); code-search chunks may still be coming.
+    pub symbols_done: bool,
     /// The latest crawl of each indexed folder (the project's first), once it finished.
     pub roots: Vec<(PathBuf, Arc<CrawlStats>)>,
     /// Folders whose disk worker failed, with the reason (they are not being indexed).
@@ -181,6 +184,8 @@ pub(crate) enum Request {
     },
     Loaded(Vec<db::StoredFile>),
     Updates(Vec<FileUpdate>),
+    /// A folder's crawl stored every symbol; its code-search chunks follow.
+    SymbolsDone(PathBuf),
     ColdDone {
         root: PathBuf,
         stats: Arc<CrawlStats>,
@@ -415,9 +420,11 @@ pub fn start(
     let actor = Actor {
         root: opts.root.clone(),
         max_bytes: opts.crawl.max_file_bytes,
+        opened: opts.crawl.opened.clone(),
         symbols: LiveTable::default(),
         open: HashMap::new(),
         crawling: HashSet::from([opts.root.clone()]),
+        symbols_pending: HashSet::from([opts.root.clone()]),
         failed: Vec::new(),
         stats: Vec::new(),
         disk: disk_tx.clone(),
@@ -457,11 +464,15 @@ struct Actor {
     /// Open documents larger than this are not parsed, like files the crawl skips: a
     /// 50 MB buffer must not stall every other document's symbols.
     max_bytes: u64,
+    /// Where opened documents live: crawls walk those folders first.
+    opened: crawl::OpenFolders,
     /// Every query reads it through [`Actor::view`], which syncs open buffers first.
     symbols: LiveTable,
     open: HashMap<Uri, OpenEntry>,
     /// Folders whose first crawl has not finished.
     crawling: HashSet<PathBuf>,
+    /// Of `crawling`, those whose symbols are not all stored yet.
+    symbols_pending: HashSet<PathBuf>,
     /// Folders whose disk worker failed, and why; a later successful crawl clears it.
     failed: Vec<(PathBuf, String)>,
     /// Each folder's latest finished crawl, the project's first.
@@ -547,6 +558,7 @@ impl Actor {
                 let Some(path) = uri_to_path(&uri) else {
                     return;
                 };
+                self.opened.note(&path);
                 let Some(lang) = Lang::for_document(&language_id, &path) else {
                     return;
                 };
@@ -630,6 +642,7 @@ impl Actor {
     /// A folder left the workspace: forget its files and its crawl, keep open buffers.
     fn drop_root(&mut self, root: &Path) {
         self.crawling.remove(root);
+        self.symbols_pending.remove(root);
         self.failed.retain(|(r, _)| r != root);
         self.stats.retain(|(r, _)| r != root);
         for key in self.symbols.keys_under(root) {
@@ -680,8 +693,12 @@ impl Actor {
                     }
                 }
             }
+            Request::SymbolsDone(root) => {
+                self.symbols_pending.remove(&root);
+            }
             Request::ColdDone { root, stats } => {
                 self.crawling.remove(&root);
+                self.symbols_pending.remove(&root);
                 self.failed.retain(|(r, _)| *r != root);
                 match self.stats.iter_mut().find(|(r, _)| *r == root) {
                     Some(slot) => slot.1 = stats,
@@ -691,12 +708,14 @@ impl Actor {
             }
             Request::RootFailed { root, reason } => {
                 self.crawling.remove(&root);
+                self.symbols_pending.remove(&root);
                 self.failed.retain(|(r, _)| *r != root);
                 self.failed.push((root, reason));
             }
             Request::AddedRoot(root) => {
                 self.failed.retain(|(r, _)| *r != root);
-                self.crawling.insert(root);
+                self.crawling.insert(root.clone());
+                self.symbols_pending.insert(root);
             }
             Request::RemovedRoot(root) => self.drop_root(&root),
             Request::WorkspaceSymbols {
@@ -768,6 +787,7 @@ impl Actor {
                     symbols,
                     open_documents: self.open.len(),
                     cold_index_done: self.crawling.is_empty(),
+                    symbols_done: self.symbols_pending.is_empty(),
                     roots: self.stats.clone(),
                     failed: self.failed.clone(),
                 });

@@ -3,7 +3,7 @@
 
 use super::state::ServerState;
 use crate::documents::path_to_uri;
-use crate::index::crawl::CrawlProgress;
+use crate::index::crawl::{CrawlProgress, CrawlStage};
 use crate::index::{IndexHandle, IndexOptions, IndexProgress, OutlineNode, SymbolInfo};
 use std::sync::{Mutex, OnceLock};
 use tokio::sync::mpsc;
@@ -95,9 +95,23 @@ pub fn folders_changed(
 /// The percentage to show for `c`, never below the one shown before: the walk finds files
 /// while they are parsed, so `total` grows and done/total can fall, and LSP asks for a
 /// steadily rising percentage (clients may drop one that is not).
+/// The symbols stage fills 0–80 %, code search the rest: symbols are what the editor waits
+/// for, and they are most of the work.
 fn rising_percentage(shown: u32, c: CrawlProgress) -> u32 {
-    let pct = (c.done * 100).checked_div(c.total).unwrap_or(100) as u32;
-    shown.max(pct.min(100))
+    let part = (c.done * 100).checked_div(c.total).unwrap_or(100).min(100) as u32;
+    let pct = match c.stage {
+        CrawlStage::Symbols => part * 80 / 100,
+        CrawlStage::Search => 80 + part / 5,
+    };
+    shown.max(pct)
+}
+
+/// Says which stage runs, and that symbols are complete once code search does.
+fn progress_message(c: CrawlProgress) -> String {
+    match c.stage {
+        CrawlStage::Symbols => format!("symbols: {}/{} files", c.done, c.total),
+        CrawlStage::Search => format!("symbols done; code search: {}/{} files", c.done, c.total),
+    }
 }
 
 /// Called from `initialized`: from now on the client accepts server requests, so index
@@ -152,7 +166,7 @@ pub fn report_progress(state: &ServerState) {
                     shown = rising_percentage(shown, c);
                     WorkDoneProgress::Report(WorkDoneProgressReport {
                         cancellable: Some(false),
-                        message: Some(format!("{}/{} files", c.done, c.total)),
+                        message: Some(progress_message(c)),
                         percentage: Some(shown),
                     })
                 }
@@ -459,10 +473,30 @@ mod tests {
         let seen: Vec<u32> = steps
             .iter()
             .map(|&(done, total)| {
-                shown = rising_percentage(shown, CrawlProgress { done, total });
+                let stage = CrawlStage::Symbols;
+                shown = rising_percentage(shown, CrawlProgress { stage, done, total });
                 shown
             })
             .collect();
-        assert_eq!(seen, [50, 50, 75, 75, 100, 100]);
+        assert_eq!(seen, [40, 40, 60, 60, 80, 80]);
+    }
+
+    #[test]
+    fn code_search_fills_the_last_fifth_after_the_symbols() {
+        let at = |stage, done, total| rising_percentage(0, CrawlProgress { stage, done, total });
+        assert_eq!(at(CrawlStage::Search, 0, 10), 80);
+        assert_eq!(at(CrawlStage::Search, 5, 10), 90);
+        assert_eq!(at(CrawlStage::Search, 0, 0), 100);
+        assert_eq!(
+            rising_percentage(
+                90,
+                CrawlProgress {
+                    stage: CrawlStage::Symbols,
+                    done: 1,
+                    total: 10,
+                }
+            ),
+            90
+        );
     }
 }

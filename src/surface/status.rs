@@ -31,6 +31,9 @@ pub struct IndexSummary {
     pub symbols: usize,
     /// The cold index of every folder has finished (until then results are partial).
     pub ready: bool,
+    /// Every folder's symbols are stored: workspace/symbol, definitions and outlines are
+    /// complete even while `ready` waits for code search.
+    pub symbols_ready: bool,
     /// Every folder indexed: the project's first, then the other workspace folders.
     pub folders: Vec<String>,
     pub skipped: usize,
@@ -74,6 +77,7 @@ impl IndexSummary {
             files: s.files,
             symbols: s.symbols,
             ready: s.cold_index_done,
+            symbols_ready: s.symbols_done,
             folders,
             skipped: s.skipped().count(),
             skipped_files: s
@@ -98,6 +102,11 @@ impl IndexSummary {
     fn line(&self) -> String {
         let mut line = if self.ready {
             format!("index {} files, {} symbols", self.files, self.symbols)
+        } else if self.symbols_ready {
+            format!(
+                "index {} files, {} symbols; code search indexing…",
+                self.files, self.symbols
+            )
         } else {
             format!("indexing… {} files so far", self.files)
         };

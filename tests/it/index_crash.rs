@@ -1,6 +1,7 @@
 //! A `mira index` killed with SIGKILL in the middle of its cold crawl leaves a consistent
 //! database (every file whole or absent, search chunks matching symbols), and the next
-//! crawl completes it (issue 13: the writer's batching must stay crash-safe).
+//! crawl completes it (issue 13: the writer's batching must stay crash-safe), whether the
+//! kill lands while symbols are written or while code-search chunks are (issue 22).
 
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -50,16 +51,19 @@ fn assert_consistent(conn: &rusqlite::Connection, when: &str) {
         conn,
         "SELECT count(*) FROM code_fts WHERE code_fts MATCH 'crashsafe'",
     );
-    let symbols = count(conn, "SELECT count(*) FROM symbols");
+    // Chunks come in the crawl's second stage: a file has all of them or none yet.
+    let symbols = count(
+        conn,
+        "SELECT count(*) FROM symbols s JOIN files f ON f.id = s.file_id WHERE f.chunks_done = 1",
+    );
     assert_eq!(
         chunks, symbols,
-        "{when}: one search chunk per stored symbol"
+        "{when}: one search chunk per symbol of each file whose chunks are written"
     );
 }
 
-#[test]
-fn a_crawl_killed_mid_way_leaves_a_consistent_database_that_the_next_crawl_completes() {
-    let home = tempfile::tempdir().unwrap();
+/// A project big enough that its crawl commits several times in each stage.
+fn project() -> tempfile::TempDir {
     let project = tempfile::tempdir().unwrap();
     let p = project.path();
     std::fs::create_dir_all(p.join(".git")).unwrap();
@@ -71,30 +75,36 @@ fn a_crawl_killed_mid_way_leaves_a_consistent_database_that_the_next_crawl_compl
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::write(dir.join(format!("f{i}.rs")), body).unwrap();
     }
+    project
+}
+
+/// Runs `mira index`, kills it with SIGKILL as soon as `killed_when` (a count) is positive,
+/// checks what it left, and lets the next `mira index` complete it.
+fn kill_and_resume(killed_when: &str, stage: &str) {
+    let home = tempfile::tempdir().unwrap();
+    let project = project();
+    let p = project.path();
     let db = home.path().join("mira/mira.db");
 
     let mut child = mira(home.path(), p).arg("index").spawn().unwrap();
-    // Kill it once the first batch is committed and before the last.
     let start = Instant::now();
     let stored_at_kill = loop {
-        let stored = rusqlite::Connection::open(&db)
-            .ok()
-            .and_then(|c| {
-                c.query_row("SELECT count(*) FROM files", [], |r| r.get::<_, i64>(0))
-                    .ok()
-            })
-            .unwrap_or(0);
-        if stored > 0 {
+        let seen = rusqlite::Connection::open(&db).ok().and_then(|c| {
+            let n = c.query_row(killed_when, [], |r| r.get::<_, i64>(0)).ok()?;
+            let files = c.query_row("SELECT count(*) FROM files", [], |r| r.get::<_, i64>(0));
+            (n > 0).then_some(files.ok()?)
+        });
+        if let Some(stored) = seen {
             child.kill().unwrap();
             break stored;
         }
         assert!(
             child.try_wait().unwrap().is_none(),
-            "mira index finished before the test saw its first commit: the project is too small to kill it mid-way"
+            "mira index finished before the test saw {stage}: the project is too small to kill it mid-way"
         );
         assert!(
             start.elapsed() < Duration::from_secs(120),
-            "no commit within 2 minutes"
+            "{stage} not seen within 2 minutes"
         );
         std::thread::sleep(Duration::from_millis(5));
     };
@@ -102,11 +112,13 @@ fn a_crawl_killed_mid_way_leaves_a_consistent_database_that_the_next_crawl_compl
 
     let conn = rusqlite::Connection::open(&db).unwrap();
     let stored = count(&conn, "SELECT count(*) FROM files");
+    assert!(stored >= stored_at_kill, "{stage}: committed files stay");
+    let unfinished = count(&conn, "SELECT count(*) FROM files WHERE chunks_done = 0");
     assert!(
-        (stored_at_kill..FILES as i64).contains(&stored),
-        "the kill landed mid-crawl: {stored} of {FILES} files stored"
+        stored < FILES as i64 || unfinished > 0,
+        "the kill landed mid-crawl ({stage}): {stored} of {FILES} files stored, {unfinished} without chunks"
     );
-    assert_consistent(&conn, "after SIGKILL");
+    assert_consistent(&conn, &format!("after SIGKILL {stage}"));
     drop(conn);
 
     let done = mira(home.path(), p).arg("index").status().unwrap();
@@ -117,5 +129,23 @@ fn a_crawl_killed_mid_way_leaves_a_consistent_database_that_the_next_crawl_compl
         count(&conn, "SELECT count(*) FROM symbols"),
         (FILES * FNS_PER_FILE) as i64
     );
+    assert_eq!(
+        count(&conn, "SELECT count(*) FROM files WHERE chunks_done = 0"),
+        0,
+        "every file has its chunks after the next crawl"
+    );
     assert_consistent(&conn, "after the next crawl");
+}
+
+#[test]
+fn a_crawl_killed_mid_way_leaves_a_consistent_database_that_the_next_crawl_completes() {
+    kill_and_resume("SELECT count(*) FROM files", "its first commit");
+}
+
+#[test]
+fn a_crawl_killed_while_it_writes_search_chunks_is_resumed_by_the_next() {
+    kill_and_resume(
+        "SELECT count(*) FROM files WHERE chunks_done = 1",
+        "its first chunks",
+    );
 }

@@ -759,3 +759,45 @@ fn invalid_utf8_is_indexed_lossily() {
     assert!(fs.symbols.iter().any(|s| s.name == "good"));
     assert!(fs.symbols.iter().any(|s| s.name == "also_good"));
 }
+
+/// A comment is a doc only when it ends on the row above the definition (or before it on
+/// its own row); a blank line in between, the start of the file, or CRLF line ends change
+/// nothing about that (the blank-line shortcut must agree with the sibling walk).
+#[test]
+fn docs_need_an_adjacent_comment_whatever_the_line_ends() {
+    for nl in ["\n", "\r\n"] {
+        let go = [
+            "package p",
+            "",
+            "// Far is not a doc: a blank line follows.",
+            "",
+            "func Far() {}",
+            "// Near documents Near.",
+            "func Near() {}",
+            "  \t",
+            "func Bare() {}",
+            "/* Same */ func Same() {}",
+        ]
+        .join(nl);
+        let fs = index("a.go", &go);
+        let doc = |n: &str| sym(&fs, n, None).doc.clone();
+        assert_eq!(doc("Far"), None, "{nl:?}");
+        assert_eq!(
+            doc("Near").as_deref(),
+            Some("Near documents Near."),
+            "{nl:?}"
+        );
+        assert_eq!(doc("Bare"), None, "{nl:?}");
+        assert_eq!(doc("Same").as_deref(), Some("Same"), "{nl:?}");
+        let ts = [
+            "function first() {}",
+            "",
+            "/** Second. */",
+            "function second() {}",
+        ]
+        .join(nl);
+        let fs = index("a.ts", &ts);
+        assert_eq!(sym(&fs, "first", None).doc, None);
+        assert_eq!(sym(&fs, "second", None).doc.as_deref(), Some("Second."));
+    }
+}

@@ -154,8 +154,8 @@ async fn commands_answer_and_unknown_ones_are_named() {
     let project = sandbox.project().canonicalize().unwrap();
     assert_eq!(
         index,
-        json!({"files": 1, "symbols": 2, "ready": true, "skipped": 0, "skippedFiles": [],
-               "folders": [project.display().to_string()]})
+        json!({"files": 1, "symbols": 2, "ready": true, "symbolsReady": true, "skipped": 0,
+               "skippedFiles": [], "folders": [project.display().to_string()]})
     );
     while s
         .notifications()

@@ -29,6 +29,7 @@ mod index_lsp;
 mod index_parse_budget;
 mod index_scope;
 mod index_secrets;
+mod index_stages;
 mod local_model;
 mod lsp_bare_client;
 mod lsp_edits_property;

@@ -33,14 +33,16 @@ pub struct StageTimes {
     pub parse: Duration,
     /// Walking the tree for symbols and references.
     pub extract: Duration,
-    /// Building each symbol's code-search chunk: its code head (redacted) and the
-    /// identifier parts of its columns.
+    /// Building each symbol's code-search chunk (second stage, with its re-read): its code
+    /// head (redacted) and the identifier parts of its columns.
     pub chunks: Duration,
     /// The writer's busy time: SQLite inserts and commits.
     pub write: Duration,
-    /// Of `write`, the time spent inserting code-search chunks into FTS5.
+    /// The second stage's writer: claiming files and inserting their chunks (CPU).
+    pub search_write: Duration,
+    /// Of `search_write` (and of `write` for a one-shot reindex), inserting chunks into FTS5.
     pub write_fts: Duration,
-    /// Of `write`, the time spent in COMMIT.
+    /// Of `write` and `search_write`, the time spent in COMMIT.
     pub commit: Duration,
     /// The writer waiting for parsed files (the writer is not the bottleneck while this grows).
     pub writer_idle: Duration,
@@ -56,6 +58,7 @@ pub(crate) enum Stage {
     Extract,
     Chunks,
     Write,
+    SearchWrite,
     WriteFts,
     Commit,
     WriterIdle,
@@ -65,7 +68,7 @@ pub(crate) enum Stage {
 /// Shared counters the crawl's threads add to.
 #[derive(Default)]
 pub(crate) struct StageClock {
-    nanos: [AtomicU64; 10],
+    nanos: [AtomicU64; 11],
 }
 
 impl StageClock {
@@ -90,6 +93,7 @@ impl StageClock {
             extract: get(Stage::Extract),
             chunks: get(Stage::Chunks),
             write: get(Stage::Write),
+            search_write: get(Stage::SearchWrite),
             write_fts: get(Stage::WriteFts),
             commit: get(Stage::Commit),
             writer_idle: get(Stage::WriterIdle),

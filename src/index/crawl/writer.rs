@@ -1,14 +1,18 @@
-//! The crawl's one writer: takes examined files from the parsers as they come and writes
-//! them in `BEGIN IMMEDIATE` transactions, each closed after [`BATCH`] written files or
+//! The crawl's one writer (first stage): takes examined files from the parsers as they come
+//! and writes their rows, symbols and references in `BEGIN IMMEDIATE` transactions, each closed after [`BATCH`] written files or
 //! [`BATCH_TIME`], whichever comes first, and at once when the parsers fall quiet.
 //!
-//! Crash safety: every transaction holds whole files (row, symbols, references and chunks
-//! together), so a kill -9 leaves each file either as it was or fully replaced; the next
-//! crawl compares size, mtime and hash and redoes only what is missing.
+//! Crash safety: every transaction holds whole files (row, symbols and references together),
+//! so a kill -9 leaves each file either as it was or fully replaced; the next crawl compares
+//! size, mtime and hash and redoes only what is missing. Chunks come in the second stage
+//! (`chunks.rs`), which resumes from `files.chunks_done`.
 
 use super::stages::{Stage, StageClock};
-use super::{Candidate, CrawlProgress, CrawlStats, FileUpdate, Outcome, SkipReason, Skipped};
+use super::{
+    Candidate, CrawlProgress, CrawlStage, CrawlStats, FileUpdate, Outcome, SkipReason, Skipped,
+};
 use crate::index::db::{self, FileRow};
+use crate::index::model::FileSymbols;
 use crate::index::search;
 use rusqlite::{Connection, Transaction, TransactionBehavior};
 use std::collections::{HashMap, HashSet};
@@ -50,22 +54,27 @@ pub(super) struct Writer<'a> {
     pub sink: &'a (dyn Fn(FileUpdate) + Sync),
 }
 
+/// What the first stage leaves the second: every path the walk found, and the symbols of
+/// each file parsed (shared with the sink's updates, so the second stage reads none back).
+pub(super) type Written = (HashSet<String>, HashMap<String, Arc<FileSymbols>>);
+
 /// The writer's running state across transactions.
 #[derive(Default)]
 struct Tally {
     seen: HashSet<String>,
+    parsed: HashMap<String, Arc<FileSymbols>>,
     /// Files written (or recorded as skipped) so far.
     done: usize,
 }
 
 impl Writer<'_> {
-    /// Writes everything the parsers send; returns the paths the walk found.
+    /// Writes everything the parsers send.
     pub fn run(
         &self,
         conn: &mut Connection,
         rx: Receiver<Examined>,
         stats: &mut CrawlStats,
-    ) -> rusqlite::Result<HashSet<String>> {
+    ) -> rusqlite::Result<Written> {
         let result = self
             .shared
             .clock
@@ -81,7 +90,7 @@ impl Writer<'_> {
         conn: &mut Connection,
         rx: &Receiver<Examined>,
         stats: &mut CrawlStats,
-    ) -> rusqlite::Result<HashSet<String>> {
+    ) -> rusqlite::Result<Written> {
         let mut tally = Tally::default();
         loop {
             let first = match self.next(rx) {
@@ -90,10 +99,10 @@ impl Writer<'_> {
                     None => continue,
                 },
                 Err(RecvTimeoutError::Timeout) => continue,
-                Err(RecvTimeoutError::Disconnected) => return Ok(tally.seen),
+                Err(RecvTimeoutError::Disconnected) => return Ok((tally.seen, tally.parsed)),
             };
             if self.batch(conn, first, rx, &mut tally, stats)? {
-                return Ok(tally.seen);
+                return Ok((tally.seen, tally.parsed));
             }
         }
     }
@@ -132,10 +141,16 @@ impl Writer<'_> {
         self.shared.clock.time(Stage::Commit, || tx.commit())?;
         tally.done += files;
         for u in updates {
+            if let FileUpdate::Indexed { path, symbols, .. } = &u
+                && !symbols.symbols.is_empty()
+            {
+                tally.parsed.insert(path.clone(), symbols.clone());
+            }
             (self.sink)(u);
         }
         let total = self.shared.to_examine.load(Ordering::Relaxed);
         (self.progress)(CrawlProgress {
+            stage: CrawlStage::Symbols,
             done: tally.done,
             total: total.max(tally.done),
         });
@@ -208,10 +223,19 @@ impl Writer<'_> {
                 bytes,
             } => {
                 let lang = c.lang.name();
-                let (_, ids) =
-                    db::replace_rows(tx, self.project_id, &c.rel, lang, &meta, &symbols)?;
-                let clock = self.shared.clock;
-                clock.time(Stage::WriteFts, || search::insert_chunks(tx, &ids, &chunks))?;
+                let (_, ids) = db::replace_rows(
+                    tx,
+                    self.project_id,
+                    &c.rel,
+                    lang,
+                    &meta,
+                    &symbols,
+                    chunks.is_some(),
+                )?;
+                if let Some(chunks) = chunks {
+                    let clock = self.shared.clock;
+                    clock.time(Stage::WriteFts, || search::insert_chunks(tx, &ids, &chunks))?;
+                }
                 stats.parsed += 1;
                 stats.lines += meta.lines as u64;
                 stats.bytes += bytes;
