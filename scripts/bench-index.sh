@@ -79,6 +79,7 @@ fi
 [ -n "${FETCH_ONLY:-}" ] && { echo "$corpus"; exit 0; }
 cd "$here"
 cargo build --release --example bench_index --example bench_typing --example bench_lsp_rss --bin mira >&2
+cargo bench --no-run --bench lsp_core >&2
 bin="${CARGO_TARGET_DIR:-$here/target}/release/examples"
 echo "load average before the run: $(cut -d' ' -f1-3 /proc/loadavg)"
 "$bin/bench_index" "$corpus" "$@"
@@ -93,7 +94,14 @@ for ext in rs py ts js; do
       | awk '{d = $1 - 7500; if (d < 0) d = -d; print d, $2}' | sort -n | head -1 | cut -d' ' -f2- || true)
   [ -n "$f" ] && typing+=("$f")
 done
+# The biggest Rust file too (end-of-file typing there is what a held-out run measured).
+big_rs=$(find "$corpus" -name "*.rs" -printf '%s %p\n' | sort -n | tail -1 | cut -d' ' -f2- || true)
+[ -n "$big_rs" ] && typing+=("$big_rs")
 "$bin/bench_typing" "${typing[@]}"
+# The same keystrokes over stdio against the real `mira lsp`, each followed by documentSymbol
+# as an editor's outline asks (budget p99 ≤ 15 ms).
+MIRA_TYPING_ONLY=1 MIRA_TYPING_FILES=$(IFS=:; echo "${typing[*]}") \
+  cargo bench --bench lsp_core 2>/dev/null | grep -E 'keystroke|SKIPPED'
 # Peak RSS of the real language server with ≥1M lines indexed (a fresh MIRA_HOME).
 parts=()
 for d in "$corpus"/crates/* "$corpus"/npm/* "$corpus"/pypi/*; do [ -d "$d" ] && parts+=("$d"); done
