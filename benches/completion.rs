@@ -18,15 +18,9 @@
 #[allow(dead_code)]
 #[path = "../tests/it/support/mod.rs"]
 mod common;
-#[allow(dead_code)]
-#[path = "../tests/it/support/http.rs"]
-mod http;
-#[allow(dead_code)]
-#[path = "../tests/it/support/mock_fim.rs"]
-mod mock_fim;
 
+use common::mock_fim::{self, FimWire, MockFim, Reply};
 use common::{Sandbox, TestServer};
-use mock_fim::{FimWire, MockFim, Reply};
 use serde_json::{Value, json};
 use std::path::Path;
 use std::time::{Duration, Instant};

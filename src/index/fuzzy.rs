@@ -47,10 +47,6 @@ impl Query {
         }
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.lower.is_empty()
-    }
-
     /// Tier and a within-tier score (higher is better), or `None` when `name` does not match.
     pub fn score(&self, name: &[u8], name_mask: u64) -> Option<(Tier, i32)> {
         if self.mask & !name_mask != 0 {

@@ -287,25 +287,3 @@ pub fn clean_comment(text: &str) -> String {
     }
     out.join("\n")
 }
-
-/// Follows `field` links down (`pointer_declarator` → `function_declarator` → `identifier`)
-/// until `stop` says a node is the one wanted.
-pub fn descend_field<'t>(
-    mut node: Node<'t>,
-    field: &str,
-    stop: impl Fn(&Node<'t>) -> bool,
-) -> Option<Node<'t>> {
-    for _ in 0..16 {
-        if stop(&node) {
-            return Some(node);
-        }
-        node = node.child_by_field_name(field)?;
-    }
-    None
-}
-
-/// The first named child of `node` with kind `kind`.
-pub fn child_of_kind<'t>(node: Node<'t>, kind: &str) -> Option<Node<'t>> {
-    let mut cursor = node.walk();
-    node.named_children(&mut cursor).find(|c| c.kind() == kind)
-}

@@ -4,17 +4,17 @@
 pub mod crawl;
 pub mod db;
 pub mod extract;
-pub mod fuzzy;
+mod fuzzy;
 mod ignores;
-pub mod language;
-pub mod languages;
+mod language;
+mod languages;
 pub mod live;
 pub mod model;
 pub mod offline;
 pub mod parse;
-pub mod priority;
-pub mod refs_text;
-pub mod registry;
+mod priority;
+mod refs_text;
+mod registry;
 pub mod search;
 pub mod service;
 pub mod table;
@@ -27,3 +27,6 @@ pub use service::{
     FocusError, InReach, IndexHandle, IndexOptions, IndexProgress, IndexStatus, OutlineNode,
     Related, SymbolChange, SymbolContext, SymbolInfo, SymbolWatch,
 };
+
+#[cfg(test)]
+mod tests;

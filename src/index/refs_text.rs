@@ -41,6 +41,7 @@ pub fn encode<'a>(refs: impl IntoIterator<Item = &'a Reference>) -> Option<Strin
 }
 
 /// The references in a stored value; lines that do not parse (a future kind) are left out.
+#[cfg(test)]
 pub fn decode(text: &str) -> Vec<Reference> {
     text.split('\n').filter_map(decode_line).collect()
 }

