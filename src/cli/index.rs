@@ -61,7 +61,7 @@ fn crawl(
             CrawlStage::Symbols => "symbols",
             CrawlStage::Search => "code search",
         };
-        let symbols_done = p.stage == CrawlStage::Search && p.done == 0;
+        let symbols_done = p.symbols_just_stored();
         match &bar {
             Some(b) => {
                 if symbols_done {

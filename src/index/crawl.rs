@@ -185,6 +185,14 @@ pub struct CrawlProgress {
     pub total: usize,
 }
 
+impl CrawlProgress {
+    /// The first report of the code-search stage: every symbol has just been stored (it is
+    /// sent once per crawl, before any chunk is written).
+    pub fn symbols_just_stored(&self) -> bool {
+        self.stage == CrawlStage::Search && self.done == 0
+    }
+}
+
 /// The result of looking at one file.
 enum Outcome {
     Parsed {

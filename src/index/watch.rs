@@ -2,7 +2,7 @@
 //! the editor has not opened (Helix only reports its own saves). Runs on its own thread
 //! with its own SQLite connection; only finished results go to the actor.
 
-use super::crawl::{self, CrawlStage, FileUpdate};
+use super::crawl::{self, FileUpdate};
 use super::db;
 use super::ignores::{IgnoreRules, is_ignore_file};
 use super::service::{IndexOptions, IndexProgress, Request};
@@ -311,7 +311,7 @@ impl DiskWorker {
             &|p| {
                 flush(true);
                 // Every symbol is stored (and, just flushed, sent): the table is complete.
-                if p.stage == CrawlStage::Search && p.done == 0 {
+                if p.symbols_just_stored() {
                     let _ = self
                         .actor
                         .send(Request::SymbolsDone(self.opts.root.clone()));

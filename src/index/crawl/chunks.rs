@@ -109,12 +109,15 @@ fn write_all(
         let mut files = 0;
         for (p, chunks) in rx.by_ref() {
             if let Some(ids) = db::claim_chunks(&tx, p.id, &p.hash)? {
+                // Zipping ids with other symbols' chunks would index text under the wrong
+                // symbol: the file keeps no chunks until it changes and is indexed again.
                 if ids.len() != chunks.len() {
                     tracing::warn!(path = %p.path, "stored symbols differ from the parsed ones; no chunks");
+                } else {
+                    clock.time(Stage::WriteFts, || {
+                        search::insert_chunks(&tx, &ids, &chunks)
+                    })?;
                 }
-                clock.time(Stage::WriteFts, || {
-                    search::insert_chunks(&tx, &ids, &chunks)
-                })?;
             }
             files += 1;
             if files >= BATCH || opened.elapsed() >= BATCH_TIME {
