@@ -104,3 +104,65 @@ pub fn byte_to_position(rope: &Rope, byte: usize, enc: PositionEncoding) -> Posi
     let byte = byte.min(rope.len_bytes());
     char_to_position(rope, rope.byte_to_char(byte), enc)
 }
+
+/// Where each line starts and whether it is ASCII, built in one pass over a rope, so that many
+/// byte offsets of one text (an outline's ranges) convert without descending the rope for
+/// each: on an ASCII line the column is the byte distance in every encoding. Non-ASCII lines
+/// take [`byte_to_position`]'s path, so both always agree.
+pub struct LineIndex<'a> {
+    rope: &'a Rope,
+    /// Byte offset where each line starts (line breaks as ropey counts them: `\n`, `\r\n`, `\r`).
+    starts: Vec<usize>,
+    /// Bit per line: set when the line holds a byte ≥ 0x80.
+    wide: Vec<u64>,
+}
+
+impl<'a> LineIndex<'a> {
+    pub fn new(rope: &'a Rope) -> Self {
+        let mut starts = vec![0usize];
+        let mut wide = vec![0u64];
+        let mut offset = 0usize;
+        let mut after_cr = false;
+        for chunk in rope.chunks() {
+            for (i, &b) in chunk.as_bytes().iter().enumerate() {
+                let at = offset + i;
+                if after_cr && b != b'\n' {
+                    // A lone `\r` ended the line before this byte.
+                    Self::push_line(&mut starts, &mut wide, at);
+                }
+                after_cr = false;
+                match b {
+                    b'\n' => Self::push_line(&mut starts, &mut wide, at + 1),
+                    b'\r' => after_cr = true,
+                    0x80.. => {
+                        let line = starts.len() - 1;
+                        wide[line / 64] |= 1 << (line % 64);
+                    }
+                    _ => {}
+                }
+            }
+            offset += chunk.len();
+        }
+        if after_cr {
+            Self::push_line(&mut starts, &mut wide, offset);
+        }
+        LineIndex { rope, starts, wide }
+    }
+
+    fn push_line(starts: &mut Vec<usize>, wide: &mut Vec<u64>, start: usize) {
+        starts.push(start);
+        if (starts.len() - 1) / 64 >= wide.len() {
+            wide.push(0);
+        }
+    }
+
+    /// The same answer as [`byte_to_position`] on this index's rope.
+    pub fn position(&self, byte: usize, enc: PositionEncoding) -> Position {
+        let byte = byte.min(self.rope.len_bytes());
+        let line = self.starts.partition_point(|&s| s <= byte) - 1;
+        if self.wide[line / 64] & (1 << (line % 64)) != 0 {
+            return byte_to_position(self.rope, byte, enc);
+        }
+        Position::new(line as u32, (byte - self.starts[line]) as u32)
+    }
+}

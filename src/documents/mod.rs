@@ -8,7 +8,8 @@
 mod encoding;
 
 pub use encoding::{
-    PositionEncoding, byte_to_position, char_to_position, position_to_byte, position_to_char,
+    LineIndex, PositionEncoding, byte_to_position, char_to_position, position_to_byte,
+    position_to_char,
 };
 
 use ropey::Rope;

@@ -276,6 +276,29 @@ fn a_whole_text_change_spanning_rope_chunks_is_exact() {
 }
 
 proptest::proptest! {
+    // Each case checks every byte of up to ~10 KB in three encodings.
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(48))]
+    /// The one-pass line index answers exactly as a rope descent, for every byte of texts
+    /// that span many rope chunks and mix `\r\n`, lone `\r`, CJK, emoji and combining marks.
+    #[test]
+    fn the_line_index_agrees_with_the_rope_at_every_byte(
+        text in "([a-z ]{0,60}|日本|😀|e\u{301}|\r\n|\r|\n){0,160}",
+    ) {
+        let rope = Rope::from_str(&text);
+        let index = LineIndex::new(&rope);
+        for enc in [PositionEncoding::Utf8, PositionEncoding::Utf16, PositionEncoding::Utf32] {
+            for byte in 0..=text.len() + 2 {
+                proptest::prop_assert_eq!(
+                    index.position(byte, enc),
+                    byte_to_position(&rope, byte, enc),
+                    "byte {} in {}", byte, enc.name()
+                );
+            }
+        }
+    }
+}
+
+proptest::proptest! {
     /// Whatever the two texts, the reported edit spliced into the old text gives the new one.
     #[test]
     fn a_whole_text_change_edit_splices_old_into_new(

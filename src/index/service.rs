@@ -14,7 +14,7 @@ use super::parse::parse_and_extract;
 use super::registry::Lang;
 use super::table::SymbolHit;
 use super::watch;
-use crate::documents::{DocEvent, PositionEncoding, byte_to_position, uri_to_path};
+use crate::documents::{DocEvent, LineIndex, PositionEncoding, uri_to_path};
 use crate::store::Store;
 use ropey::Rope;
 use std::collections::{HashMap, HashSet};
@@ -91,15 +91,16 @@ impl SymbolInfo {
         } else {
             root.join(&h.path)
         };
-        let conv = if h.ascii || enc == PositionEncoding::Utf8 {
-            Converter::Bytes
-        } else {
-            match std::fs::read_to_string(&path) {
-                Ok(t) => Converter::Owned(Rope::from_str(&t)),
-                Err(_) => Converter::Bytes,
+        if h.ascii || enc == PositionEncoding::Utf8 {
+            return info(&h.symbol, &path, &Converter::Bytes, enc);
+        }
+        match std::fs::read_to_string(&path) {
+            Ok(t) => {
+                let rope = Rope::from_str(&t);
+                info(&h.symbol, &path, &Converter::Lines(&LineIndex::new(&rope)), enc)
             }
-        };
-        info(&h.symbol, &path, &conv, enc)
+            Err(_) => info(&h.symbol, &path, &Converter::Bytes, enc),
+        }
     }
 }
 
@@ -732,7 +733,8 @@ impl Actor {
             Request::Outline { uri, enc, reply } => {
                 let outline = self.open.get(&uri).map(|e| {
                     let path = self.path_for(&e.key);
-                    let conv = Converter::Rope(&e.doc.rope);
+                    let lines = LineIndex::new(&e.doc.rope);
+                    let conv = Converter::Lines(&lines);
                     outline(&e.doc.symbols.symbols, &path, &conv, enc)
                 });
                 let _ = reply.send(outline);
@@ -810,31 +812,33 @@ impl View<'_> {
     }
 
     fn infos(&self, hits: Vec<SymbolHit>, enc: PositionEncoding) -> Vec<SymbolInfo> {
+        // Each file's text is read (or found open) and indexed once for all its hits.
         let mut ropes: HashMap<String, Option<Rope>> = HashMap::new();
-        hits.into_iter()
+        for h in &hits {
+            if ropes.contains_key(&h.path) {
+                continue;
+            }
+            let open = self.open.values().find(|e| e.key == h.path);
+            let rope = match open {
+                Some(e) => Some(e.doc.rope.clone()),
+                None if h.ascii || enc == PositionEncoding::Utf8 => None,
+                None => std::fs::read_to_string(self.path_for(&h.path))
+                    .ok()
+                    .map(|t| Rope::from_str(&t)),
+            };
+            ropes.insert(h.path.clone(), rope);
+        }
+        let lines: HashMap<&str, LineIndex<'_>> = ropes
+            .iter()
+            .filter_map(|(k, r)| Some((k.as_str(), LineIndex::new(r.as_ref()?))))
+            .collect();
+        hits.iter()
             .map(|h| {
                 let path = self.path_for(&h.path);
-                let open_rope = self
-                    .open
-                    .values()
-                    .find(|e| e.key == h.path)
-                    .map(|e| &e.doc.rope);
-                let conv = match open_rope {
-                    Some(r) => Converter::Rope(r),
-                    None if h.ascii || enc == PositionEncoding::Utf8 => Converter::Bytes,
-                    None => {
-                        let rope = ropes.entry(h.path.clone()).or_insert_with(|| {
-                            std::fs::read_to_string(&path)
-                                .ok()
-                                .map(|t| Rope::from_str(&t))
-                        });
-                        match rope {
-                            Some(r) => Converter::Owned(r.clone()),
-                            None => Converter::Bytes,
-                        }
-                    }
-                };
-                info(&h.symbol, &path, &conv, enc)
+                match lines.get(h.path.as_str()) {
+                    Some(l) => info(&h.symbol, &path, &Converter::Lines(l), enc),
+                    None => info(&h.symbol, &path, &Converter::Bytes, enc),
+                }
             })
             .collect()
     }
@@ -907,8 +911,7 @@ fn identifier_at(doc: &OpenDoc, byte: usize) -> Option<String> {
 }
 
 enum Converter<'a> {
-    Rope(&'a Rope),
-    Owned(Rope),
+    Lines(&'a LineIndex<'a>),
     /// Byte columns are the answer (ASCII text, or a UTF-8 client).
     Bytes,
 }
@@ -916,8 +919,7 @@ enum Converter<'a> {
 impl Converter<'_> {
     fn range(&self, span: &Span, enc: PositionEncoding) -> Range {
         let pos = |byte: u32, row: u32, col: u32| match self {
-            Converter::Rope(r) => byte_to_position(r, (byte as usize).min(r.len_bytes()), enc),
-            Converter::Owned(r) => byte_to_position(r, (byte as usize).min(r.len_bytes()), enc),
+            Converter::Lines(lines) => lines.position(byte as usize, enc),
             Converter::Bytes => Position::new(row, col),
         };
         Range::new(
