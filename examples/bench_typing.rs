@@ -12,6 +12,10 @@
 //!
 //! cargo run --release --example bench_typing -- FILE [FILE...]
 
+// The binary's allocator (src/main.rs), so the library is measured as `mira` runs it.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use mira::documents::{Document, PositionEncoding, byte_to_position};
 use mira::index::Lang;
 use mira::index::extract::extract;
