@@ -304,7 +304,13 @@ impl OpenDoc {
             return Some(UpdateKind::Full);
         };
         tree.edit(&input_edit(&since));
-        match parse_within(self.lang, &self.text, &tree, self.budget) {
+        // The actor answers the editor: catching up here only gets the short retry budget,
+        // and a text that is still costly to parse goes back to the background.
+        let budget = match self.budget {
+            ParseBudget::Within(d) => ParseBudget::Within(d / 3),
+            wait => wait,
+        };
+        match parse_within(self.lang, &self.text, &tree, budget) {
             Some(new_tree) => {
                 self.pending = None;
                 self.tree = tree;
