@@ -8,6 +8,10 @@
 //! files with the same threads, both ratios to it, and the cold index again at
 //! RAYON_NUM_THREADS=1/2/4/8 (each in a fresh process: `--scaling-child`).
 
+// The binary's allocator (src/main.rs), so the library is measured as `mira` runs it.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use mira::documents::{Document, PositionEncoding, byte_to_position};
 use mira::index::crawl::{CrawlOptions, crawl};
 use mira::index::live::OpenDoc;
@@ -502,9 +506,9 @@ fn parse_floor(sources: &[(Lang, Vec<u8>)]) -> Floor {
 /// global pool is sized once per process).
 fn scaling(corpus: &Path) {
     let me = std::env::current_exe().expect("own path");
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     println!(
-        "\nthread scaling (fresh process and database each; {} cores here: past that, more threads only show the serial part):",
-        std::thread::available_parallelism().map_or(1, |n| n.get())
+        "\nthread scaling (fresh process and database each; {cores} cores here: past that, more threads only show the serial part):"
     );
     println!(
         "  {:>7} {:>14} {:>12} {:>12} {:>12} {:>12} {:>10}",
@@ -516,7 +520,9 @@ fn scaling(corpus: &Path) {
         "symbols/floor",
         "all/floor"
     );
-    for n in [1, 2, 4, 8] {
+    // Every core too, on a machine with more than 8.
+    let threads = [1, 2, 4, 8].into_iter().chain((cores > 8).then_some(cores));
+    for n in threads {
         let out = std::process::Command::new(&me)
             .arg(corpus)
             .arg("--scaling-child")
