@@ -59,6 +59,7 @@ fn crawl(
     let progress = |p: CrawlProgress| {
         let stage = match p.stage {
             CrawlStage::Symbols => "symbols",
+            CrawlStage::References => "references",
             CrawlStage::Search => "code search",
         };
         let symbols_done = p.symbols_just_stored();
@@ -128,7 +129,7 @@ pub fn index(path: Option<PathBuf>) -> i32 {
     println!(
         "seconds   {:.2} (symbols ready at {:.2}; code search for {} files after)",
         stats.elapsed.as_secs_f64(),
-        stats.symbols_elapsed.as_secs_f64(),
+        stats.stored_elapsed.as_secs_f64(),
         stats.chunked
     );
     match check_anchors(&store, &project) {

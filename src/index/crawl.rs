@@ -25,14 +25,12 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::mpsc::{self, SyncSender};
+use std::sync::mpsc::{self, Sender, SyncSender};
 use std::time::{Duration, Instant, UNIX_EPOCH};
 use writer::{Examined, Shared, Writer};
 
 /// Files found and not yet taken by a parser, at most.
 const FOUND_QUEUE: usize = 1024;
-/// Parsed files not yet taken by the writer, at most.
-const PARSED_QUEUE: usize = 32;
 
 #[derive(Clone, Debug)]
 pub struct CrawlOptions {
@@ -148,8 +146,11 @@ pub struct CrawlStats {
     pub skipped: Vec<Skipped>,
     /// Files whose code-search chunks were written (the second stage).
     pub chunked: usize,
-    /// From the start until every symbol was stored (the end of the first stage).
+    /// From the start until every file's symbols were handed to the sink (the in-memory
+    /// view that answers workspace/symbol, definitions and outlines).
     pub symbols_elapsed: Duration,
+    /// From the start until every file's row, symbols and references were stored.
+    pub stored_elapsed: Duration,
     pub elapsed: Duration,
     /// Where the time went.
     pub stages: StageTimes,
@@ -172,8 +173,13 @@ pub enum FileUpdate {
 /// Which stage of a crawl a progress report is about.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CrawlStage {
-    /// Files, symbols and references: what workspace/symbol, definitions and outlines need.
+    /// Files are parsed, and each one's symbols handed to the sink as it is; `done` counts
+    /// the files stored.
     Symbols,
+    /// Every file's symbols have been handed to the sink (workspace/symbol, definitions and
+    /// outlines are complete); rows and references are still being stored. The first report
+    /// of this stage, from the parsers, has `done` 0.
+    References,
     /// Code-search chunks (FTS5). The first report of this stage says every symbol is stored.
     Search,
 }
@@ -186,6 +192,12 @@ pub struct CrawlProgress {
 }
 
 impl CrawlProgress {
+    /// The parsers just finished: every file's symbols are with the sink (sent once per
+    /// crawl, before the writer reports this stage).
+    pub fn symbols_just_parsed(&self) -> bool {
+        self.stage == CrawlStage::References && self.done == 0
+    }
+
     /// The first report of the code-search stage: every symbol has just been stored (it is
     /// sent once per crawl, before any chunk is written).
     pub fn symbols_just_stored(&self) -> bool {
@@ -197,7 +209,8 @@ impl CrawlProgress {
 enum Outcome {
     Parsed {
         meta: FileMeta,
-        symbols: FileSymbols,
+        /// Shared with the sink's update, sent as soon as the file is parsed.
+        symbols: Arc<FileSymbols>,
         /// Each symbol's code-search chunk, when asked for (a crawl cuts them later).
         chunks: Option<Vec<Chunk>>,
         bytes: u64,
@@ -272,7 +285,13 @@ pub fn crawl(
     // Bounded: a walk far ahead of the parsers holds only paths, but parsed files waiting
     // for the writer hold their symbols (tens of KB each), so that queue is short.
     let (found_tx, found_rx) = mpsc::sync_channel::<Found>(FOUND_QUEUE);
-    let (done_tx, done_rx) = mpsc::sync_channel::<Examined>(PARSED_QUEUE);
+    // Unbounded: the parsers never wait for the writer, so symbols reach the sink at the
+    // parse's pace. What waits holds little of its own: the symbols are shared with the
+    // sink's view, and chunks are cut in the second stage.
+    let (done_tx, done_rx) = mpsc::channel::<Examined>();
+    let parsed_at = std::sync::Mutex::new(None);
+    let parsed_all = AtomicBool::new(false);
+    let writer_conn = &mut *conn;
     let (seen, parsed) = std::thread::scope(|scope| {
         let (known, clock, abort, to_examine) = (&known, &clock, &abort, &to_examine);
         let walk = Walk {
@@ -284,7 +303,24 @@ pub fn crawl(
             to_examine,
         };
         scope.spawn(move || walk.run(found_tx));
-        scope.spawn(move || examine_all(found_rx, done_tx, known, limit, clock, abort));
+        let pool = Pool {
+            known,
+            limit,
+            clock,
+            abort,
+            sink,
+        };
+        let (parsed_at, parsed_all) = (&parsed_at, &parsed_all);
+        scope.spawn(move || {
+            pool.examine_all(found_rx, done_tx);
+            parsed_all.store(true, Ordering::Relaxed);
+            *parsed_at.lock().unwrap_or_else(|e| e.into_inner()) = Some(started.elapsed());
+            progress(CrawlProgress {
+                stage: CrawlStage::References,
+                done: 0,
+                total: to_examine.load(Ordering::Relaxed),
+            });
+        });
         let writer = Writer {
             project_id,
             known,
@@ -292,11 +328,20 @@ pub fn crawl(
                 clock,
                 to_examine,
                 abort,
+                parsed_all,
             },
             progress,
             sink,
         };
-        writer.run(conn, done_rx, &mut stats)
+        // The writer yields the CPU to the parsers: symbols first, their storage behind.
+        let stats = &mut stats;
+        scope
+            .spawn(move || {
+                super::priority::background();
+                writer.run(writer_conn, done_rx, stats)
+            })
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
     })?;
     stats.files = seen.len();
     stats.skipped.sort_by(|a, b| a.path.cmp(&b.path));
@@ -314,7 +359,11 @@ pub fn crawl(
             sink(FileUpdate::Removed { path: path.clone() });
         }
     }
-    stats.symbols_elapsed = started.elapsed();
+    stats.stored_elapsed = started.elapsed();
+    stats.symbols_elapsed = parsed_at
+        .into_inner()
+        .unwrap_or_else(|e| e.into_inner())
+        .unwrap_or(stats.stored_elapsed);
     stats.chunked = chunks::run(conn, project_id, root, &parsed, &clock, progress)?;
     drop(parsed);
     stats.symbols = conn.query_row(
@@ -327,36 +376,48 @@ pub fn crawl(
     Ok(stats)
 }
 
-/// The parse pool: examines each file the walk finds (on every rayon thread) and hands the
-/// outcome to the writer.
-fn examine_all(
-    found: mpsc::Receiver<Found>,
-    done: SyncSender<Examined>,
-    known: &HashMap<String, FileRow>,
+/// The parse pool: examines each file the walk finds (on every rayon thread), hands each
+/// parsed file's symbols to the sink at once, and the file to the writer.
+struct Pool<'a> {
+    known: &'a HashMap<String, FileRow>,
     limit: u64,
-    clock: &StageClock,
-    abort: &AtomicBool,
-) {
-    found
-        .into_iter()
-        .par_bridge()
-        .for_each_with(done, |tx, found| {
-            if abort.load(Ordering::Relaxed) {
-                return;
-            }
-            let item = match found {
-                Found::File(c) if c.trusted => Examined::File(c, Outcome::Trusted),
-                Found::File(c) => {
-                    let outcome = examine(&c, known.get(&c.rel), limit, clock, false);
-                    Examined::File(c, outcome)
+    clock: &'a StageClock,
+    abort: &'a AtomicBool,
+    sink: &'a (dyn Fn(FileUpdate) + Sync),
+}
+
+impl Pool<'_> {
+    fn examine_all(&self, found: mpsc::Receiver<Found>, done: Sender<Examined>) {
+        found
+            .into_iter()
+            .par_bridge()
+            .for_each_with(done, |tx, found| {
+                if self.abort.load(Ordering::Relaxed) {
+                    return;
                 }
-                Found::Error(s) => Examined::WalkError(s),
-            };
-            let t = Instant::now();
-            // The receiver only goes away on a database error; nothing left to do then.
-            let _ = tx.send(item);
-            clock.add(Stage::ParseBlocked, t.elapsed());
-        });
+                let item = match found {
+                    Found::File(c) if c.trusted => Examined::File(c, Outcome::Trusted),
+                    Found::File(c) => {
+                        let outcome =
+                            examine(&c, self.known.get(&c.rel), self.limit, self.clock, false);
+                        if let Outcome::Parsed { meta, symbols, .. } = &outcome {
+                            (self.sink)(FileUpdate::Indexed {
+                                path: c.rel.clone(),
+                                lang: c.lang,
+                                ascii: meta.ascii,
+                                symbols: symbols.clone(),
+                            });
+                        }
+                        Examined::File(c, outcome)
+                    }
+                    Found::Error(s) => Examined::WalkError(s),
+                };
+                let t = Instant::now();
+                // The receiver only goes away on a database error; nothing left to do then.
+                let _ = tx.send(item);
+                self.clock.add(Stage::ParseBlocked, t.elapsed());
+            });
+    }
 }
 
 /// What the walk hands the parsers.
@@ -575,7 +636,7 @@ fn examine(
     Outcome::Parsed {
         meta,
         chunks,
-        symbols,
+        symbols: Arc::new(symbols),
         bytes: bytes.len() as u64,
     }
 }
@@ -697,7 +758,7 @@ pub fn reindex_path(
                 path: rel.clone(),
                 lang,
                 ascii: meta.ascii,
-                symbols: Arc::new(symbols),
+                symbols,
             })
         }
         Outcome::SameContent { mtime_ns } => {

@@ -97,7 +97,12 @@ impl SymbolInfo {
         match std::fs::read_to_string(&path) {
             Ok(t) => {
                 let rope = Rope::from_str(&t);
-                info(&h.symbol, &path, &Converter::Lines(&LineIndex::new(&rope)), enc)
+                info(
+                    &h.symbol,
+                    &path,
+                    &Converter::Lines(&LineIndex::new(&rope)),
+                    enc,
+                )
             }
             Err(_) => info(&h.symbol, &path, &Converter::Bytes, enc),
         }

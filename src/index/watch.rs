@@ -310,16 +310,19 @@ impl DiskWorker {
             &self.opts.crawl,
             &|p| {
                 flush(true);
-                // Every symbol is stored (and, just flushed, sent): the table is complete.
-                if p.symbols_just_stored() {
+                // The parsers are done and every update they sent is flushed: the table is
+                // complete (references are still being stored).
+                if p.symbols_just_parsed() {
                     let _ = self
                         .actor
                         .send(Request::SymbolsDone(self.opts.root.clone()));
                 }
                 let _ = self.progress.send(IndexProgress::Crawling(p));
             },
+            // Called by the parsers as each file is parsed: the table fills at their pace.
             &|u| {
                 pending.lock().unwrap_or_else(|e| e.into_inner()).push(u);
+                flush(false);
             },
         );
         flush(true);

@@ -95,12 +95,13 @@ pub fn folders_changed(
 /// The percentage to show for `c`, never below the one shown before: the walk finds files
 /// while they are parsed, so `total` grows and done/total can fall, and LSP asks for a
 /// steadily rising percentage (clients may drop one that is not).
-/// The symbols stage fills 0–80 %, code search the rest: symbols are what the editor waits
-/// for, and they are most of the work.
+/// Parsing fills 0–60 %, storing the references that remain 60–80 %, code search the rest:
+/// symbols are what the editor waits for, and they are most of the work.
 fn rising_percentage(shown: u32, c: CrawlProgress) -> u32 {
     let part = (c.done * 100).checked_div(c.total).unwrap_or(100).min(100) as u32;
     let pct = match c.stage {
-        CrawlStage::Symbols => part * 80 / 100,
+        CrawlStage::Symbols => part * 60 / 100,
+        CrawlStage::References => 60 + part / 5,
         CrawlStage::Search => 80 + part / 5,
     };
     shown.max(pct)
@@ -110,6 +111,9 @@ fn rising_percentage(shown: u32, c: CrawlProgress) -> u32 {
 fn progress_message(c: CrawlProgress) -> String {
     match c.stage {
         CrawlStage::Symbols => format!("symbols: {}/{} files", c.done, c.total),
+        CrawlStage::References => {
+            format!("symbols done; references: {}/{} files", c.done, c.total)
+        }
         CrawlStage::Search => format!("symbols done; code search: {}/{} files", c.done, c.total),
     }
 }
@@ -478,12 +482,14 @@ mod tests {
                 shown
             })
             .collect();
-        assert_eq!(seen, [40, 40, 60, 60, 80, 80]);
+        assert_eq!(seen, [30, 30, 45, 45, 60, 60]);
     }
 
     #[test]
     fn code_search_fills_the_last_fifth_after_the_symbols() {
         let at = |stage, done, total| rising_percentage(0, CrawlProgress { stage, done, total });
+        assert_eq!(at(CrawlStage::References, 0, 10), 60);
+        assert_eq!(at(CrawlStage::References, 10, 10), 80);
         assert_eq!(at(CrawlStage::Search, 0, 10), 80);
         assert_eq!(at(CrawlStage::Search, 5, 10), 90);
         assert_eq!(at(CrawlStage::Search, 0, 0), 100);

@@ -44,6 +44,16 @@ pub(super) struct Shared<'a> {
     pub to_examine: &'a AtomicUsize,
     /// Set when the writer fails: the walk and the parsers stop early.
     pub abort: &'a AtomicBool,
+    /// Set when the parsers are done (every file's symbols are with the sink).
+    pub parsed_all: &'a AtomicBool,
+}
+
+/// What one transaction wrote: the files parsed, for the second stage, and the files that
+/// left the view (the parsers already sent the sink each parsed file's symbols).
+#[derive(Default)]
+struct Written1 {
+    parsed: Vec<(String, Arc<FileSymbols>)>,
+    removed: Vec<FileUpdate>,
 }
 
 pub(super) struct Writer<'a> {
@@ -119,8 +129,8 @@ impl Writer<'_> {
     ) -> rusqlite::Result<bool> {
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
         let opened = Instant::now();
-        let mut updates = Vec::new();
-        self.write_one(&tx, &mut updates, first, stats)?;
+        let mut out = Written1::default();
+        self.write_one(&tx, &mut out, first, stats)?;
         let mut files = 1;
         let ended = loop {
             if files >= BATCH || opened.elapsed() >= BATCH_TIME {
@@ -129,7 +139,7 @@ impl Writer<'_> {
             match self.next(rx) {
                 Ok(item) => {
                     if let Some(file) = self.take(item, tally, stats) {
-                        self.write_one(&tx, &mut updates, file, stats)?;
+                        self.write_one(&tx, &mut out, file, stats)?;
                         files += 1;
                     }
                 }
@@ -140,17 +150,22 @@ impl Writer<'_> {
         };
         self.shared.clock.time(Stage::Commit, || tx.commit())?;
         tally.done += files;
-        for u in updates {
-            if let FileUpdate::Indexed { path, symbols, .. } = &u
-                && !symbols.symbols.is_empty()
-            {
-                tally.parsed.insert(path.clone(), symbols.clone());
+        for (path, symbols) in out.parsed {
+            if !symbols.symbols.is_empty() {
+                tally.parsed.insert(path, symbols);
             }
+        }
+        for u in out.removed {
             (self.sink)(u);
         }
         let total = self.shared.to_examine.load(Ordering::Relaxed);
+        let parsed_all = self.shared.parsed_all.load(Ordering::Relaxed);
         (self.progress)(CrawlProgress {
-            stage: CrawlStage::Symbols,
+            stage: if parsed_all {
+                CrawlStage::References
+            } else {
+                CrawlStage::Symbols
+            },
             done: tally.done,
             total: total.max(tally.done),
         });
@@ -210,7 +225,7 @@ impl Writer<'_> {
     fn write_one(
         &self,
         tx: &Transaction<'_>,
-        updates: &mut Vec<FileUpdate>,
+        out: &mut Written1,
         (c, outcome): (Candidate, Outcome),
         stats: &mut CrawlStats,
     ) -> rusqlite::Result<()> {
@@ -239,12 +254,8 @@ impl Writer<'_> {
                 stats.parsed += 1;
                 stats.lines += meta.lines as u64;
                 stats.bytes += bytes;
-                updates.push(FileUpdate::Indexed {
-                    path: c.rel,
-                    lang: c.lang,
-                    ascii: meta.ascii,
-                    symbols: Arc::new(symbols),
-                });
+                // The parsers sent the sink its update; the second stage needs the symbols.
+                out.parsed.push((c.rel, symbols));
             }
             Outcome::SameContent { mtime_ns } => {
                 if let Some(row) = old {
@@ -265,7 +276,7 @@ impl Writer<'_> {
                     &reason.to_string(),
                 )?;
                 if old.is_some_and(|r| r.skip_reason.is_none()) {
-                    updates.push(FileUpdate::Removed {
+                    out.removed.push(FileUpdate::Removed {
                         path: c.rel.clone(),
                     });
                 }

@@ -137,7 +137,10 @@ fn staged(root: &Path, cut: Cut) -> Stored {
         let hit = match cut {
             Cut::None => false,
             Cut::BetweenStages => p.stage == CrawlStage::Search,
-            Cut::DuringSymbols => p.stage == CrawlStage::Symbols,
+            // After the writer's first commit, before the code-search stage.
+            Cut::DuringSymbols => {
+                matches!(p.stage, CrawlStage::Symbols | CrawlStage::References) && p.done > 0
+            }
         };
         if hit {
             std::panic::panic_any("cut");
