@@ -679,7 +679,10 @@ async fn a_short_fuzz_under_valgrind_has_no_memory_errors() {
     let run = Run {
         steps: env_number("MIRA_VALGRIND_STEPS", 150),
         patience: Duration::from_secs(180),
+        // memcheck sees allocations only through the system allocator (src/main.rs).
         wrapper: [
+            "env",
+            "MIRA_ALLOCATOR=system",
             "valgrind",
             "--error-exitcode=99",
             "--leak-check=no",
