@@ -26,12 +26,26 @@ impl Allocator {
                 // first allocations read the same environment and agree.
                 let v = unsafe { libc::getenv(c"MIRA_ALLOCATOR".as_ptr()) };
                 let system = !v.is_null() && unsafe { std::ffi::CStr::from_ptr(v) } == c"system";
+                if !system {
+                    // Committing whole arenas up front cost `mira lsp` 60 MB of peak RSS on a
+                    // million indexed lines (214 MB against glibc's 137); lazily it is 154.
+                    // Set before mimalloc's first allocation, and allocation-free.
+                    unsafe { mi_option_set(MI_OPTION_ARENA_EAGER_COMMIT, 0) };
+                }
                 CHOSEN.store(if system { 2 } else { 1 }, Relaxed);
                 system
             }
             chosen => chosen == 2,
         }
     }
+}
+
+/// `mi_option_arena_eager_commit` in `mimalloc.h` (4 in mimalloc 2 and 3; the crate exports no constant).
+const MI_OPTION_ARENA_EAGER_COMMIT: std::ffi::c_int = 4;
+
+unsafe extern "C" {
+    /// mimalloc's own, linked in by `libmimalloc-sys`.
+    fn mi_option_set(option: std::ffi::c_int, value: std::ffi::c_long);
 }
 
 unsafe impl std::alloc::GlobalAlloc for Allocator {
