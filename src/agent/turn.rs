@@ -10,7 +10,7 @@ use secrecy::{ExposeSecret, SecretString};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use crate::config::{BashPolicy, EffortSetting, Loaded};
+use crate::config::{BashPolicy, Loaded};
 use crate::llm::{
     Client, Delta, Effort, Item, LlmError, NoProvider, Previous, ProviderSettings, Request,
     ToolCall, ToolResult, Usage, Window,
@@ -42,7 +42,8 @@ pub struct Limits {
 pub struct AgentSettings {
     pub limits: Limits,
     pub bash: BashPolicy,
-    pub effort: EffortSetting,
+    /// `None`: the router picks per question.
+    pub effort: Option<Effort>,
     pub budgets: Budgets,
     pub summarize_after_tokens: usize,
     pub artifact_bytes: usize,
@@ -308,14 +309,9 @@ impl Agent {
     }
 
     fn effort_for(&self, ask: &Ask, question: &str) -> Effort {
-        ask.effort.unwrap_or_else(|| match self.settings.effort {
-            EffortSetting::Auto => router::route(question, ask.editor.as_ref()),
-            EffortSetting::None => Effort::None,
-            EffortSetting::Low => Effort::Low,
-            EffortSetting::Medium => Effort::Medium,
-            EffortSetting::High => Effort::High,
-            EffortSetting::Xhigh => Effort::XHigh,
-        })
+        ask.effort
+            .or(self.settings.effort)
+            .unwrap_or_else(|| router::route(question, ask.editor.as_ref()))
     }
 
     /// Run a turn to its end. Never panics on provider or tool trouble: the outcome says what

@@ -20,7 +20,8 @@ const FLOORS: &[(&str, u8)] = &[
     ("llm", 40),
     ("store", 40),
     ("embed", 40),
-    ("config", 30),
+    // Composes the sections `llm` and `embed` own (and later the others), so sits above them.
+    ("config", 45),
     ("documents", 20),
     ("project", 20),
     ("redact", 20),
@@ -396,5 +397,60 @@ fn every_tool_schema_is_derived_from_the_one_type_its_tool_parses() {
     assert!(
         checked >= 8,
         "found {checked} MCP tools that share the model's names"
+    );
+}
+
+/// One type per concept: the vocabulary `llm` and `memory` own (reasoning effort, prices,
+/// provider names, memory kinds) has no mirror in `config`, the command contract or a tool.
+#[test]
+fn each_shared_concept_is_one_type_in_the_module_that_owns_it() {
+    let mut files = Vec::new();
+    rust_files(&repo().join("src"), &mut files);
+    let mut types = Vec::new();
+    for f in &files {
+        let rel = f.strip_prefix(repo()).unwrap().display().to_string();
+        let text = std::fs::read_to_string(f).unwrap_or_default();
+        for line in text.lines() {
+            let words: Vec<&str> = line.split_whitespace().collect();
+            if let Some(i) = words.iter().position(|w| *w == "enum" || *w == "struct")
+                && words[..i].iter().all(|w| w.starts_with("pub"))
+                && let Some(name) = words.get(i + 1)
+            {
+                let name: String = name.chars().take_while(|c| c.is_alphanumeric()).collect();
+                types.push((name, rel.clone()));
+            }
+        }
+    }
+    let like = |pred: &dyn Fn(&str) -> bool| -> Vec<String> {
+        let mut v: Vec<String> = types
+            .iter()
+            .filter(|(n, _)| pred(n))
+            .map(|(n, f)| format!("{n} in {f}"))
+            .collect();
+        v.sort();
+        v
+    };
+    assert_eq!(
+        like(&|n| n.contains("Effort")),
+        ["Effort in src/llm/mod.rs"]
+    );
+    assert_eq!(
+        like(&|n| n.contains("Price")),
+        [
+            "Price in src/llm/price.rs",
+            "PriceTable in src/llm/price.rs"
+        ]
+    );
+    assert_eq!(
+        like(&|n| n.contains("MemoryKind") || n.ends_with("KindArg")),
+        ["MemoryKind in src/memory/model.rs"]
+    );
+    // The wire format and the name a user configures are two concepts, both `llm`'s.
+    assert_eq!(
+        like(&|n| n.starts_with("Provider") && (n.ends_with("Kind") || n.ends_with("Name"))),
+        [
+            "ProviderKind in src/llm/settings.rs",
+            "ProviderName in src/llm/settings.rs"
+        ]
     );
 }

@@ -107,14 +107,15 @@ impl TypedTool for Remember {
 
 pub struct Recall;
 
-#[derive(Deserialize, JsonSchema)]
+/// Also `mira.recall`'s arguments, whose default limit is its own.
+#[derive(Clone, Debug, PartialEq, Deserialize, JsonSchema)]
 pub struct RecallArgs {
     /// What to look for (words, names, a question).
-    query: String,
+    pub query: String,
     /// At most this many memories (default 8).
     #[serde(default)]
     #[schemars(range(min = 1, max = 50))]
-    limit: Option<usize>,
+    pub limit: Option<usize>,
 }
 
 impl TypedTool for Recall {
