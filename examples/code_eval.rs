@@ -15,8 +15,8 @@ mod code_eval;
 
 use std::path::PathBuf;
 
-use mira::config::{EmbedderConfig, EmbedderKind};
 use mira::embed::Embedder;
+use mira::embed::{EmbedderConfig, EmbedderKind};
 use mira::index::search::CodeWeights;
 
 fn main() {

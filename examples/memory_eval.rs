@@ -13,8 +13,9 @@
 use std::collections::HashMap;
 use std::path::PathBuf;
 
-use mira::config::{EmbedderConfig, EmbedderKind, RecallWeights};
+use mira::config::RecallWeights;
 use mira::embed::Embedder;
+use mira::embed::{EmbedderConfig, EmbedderKind};
 use mira::memory::recall::{self, QueryVector, RecallQuery};
 use mira::memory::text::is_identifier_query;
 use mira::memory::vectors::{self, VectorSpace};

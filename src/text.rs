@@ -1,5 +1,6 @@
 //! Text handling shared by memory and code search: normalisation for dedup, identifier splitting
-//! (FTS5's unicode61 tokenizer does not split camelCase), and safe FTS5 query building.
+//! (FTS5's unicode61 tokenizer does not split camelCase), and safe FTS5 query building; and
+//! whether a URL is loopback, which `llm` and `embed` both ask and neither may ask the other.
 
 /// The normalised form used for dedup: case-folded, whitespace collapsed, trailing
 /// sentence punctuation dropped. "Use tabs." and "  use   TABS " are the same memory.
@@ -262,6 +263,21 @@ pub fn is_identifier_query(text: &str) -> bool {
     t.contains("::")
         || words(t).any(|w| split_identifier(w).len() >= 2)
         || (t.contains('.') && !t.contains(' '))
+}
+
+/// Whether `url` names this machine (`localhost`, 127.0.0.0/8, `::1`): a server there is the
+/// user's own, so it needs no key and is sent none.
+pub fn is_loopback_url(url: &str) -> bool {
+    let rest = url.split_once("://").map_or(url, |(_, r)| r);
+    let authority = rest.split(['/', '?']).next().unwrap_or("");
+    let host = match authority.strip_prefix('[') {
+        Some(v6) => v6.split(']').next().unwrap_or(""),
+        None => authority.rsplit_once(':').map_or(authority, |(h, _)| h),
+    };
+    host.eq_ignore_ascii_case("localhost")
+        || host
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
 }
 
 #[cfg(test)]

@@ -10,15 +10,15 @@ use secrecy::{ExposeSecret, SecretString};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use crate::config::{BashPolicy, EffortSetting, Loaded};
+use crate::config::{BashPolicy, Loaded};
 use crate::llm::{
-    Client, Delta, Effort, Item, LlmError, NoProvider, Previous, ProviderSettings, Request,
-    ToolCall, ToolResult, Usage, Window,
+    Client, Completion, Delta, Effort, Item, LlmError, NoProvider, Previous, ProviderSettings,
+    Request, ToolCall, ToolResult, ToolSpec, Usage, Window,
 };
 use crate::store::{Store, StoreError};
 
 use super::context::{
-    self, Budgets, ContextInput, ContextSources, EditorContext, Embedded, ProjectInfo,
+    self, Assembled, Budgets, ContextInput, ContextSources, EditorContext, Embedded, ProjectInfo,
 };
 use super::conversation::{self, NewTurn, ToolCallRecord, ToolOutcome, TurnEnd, TurnStatus};
 use super::host::{TurnEvent, TurnHost, TurnOutcome};
@@ -42,7 +42,8 @@ pub struct Limits {
 pub struct AgentSettings {
     pub limits: Limits,
     pub bash: BashPolicy,
-    pub effort: EffortSetting,
+    /// `None`: the router picks per question.
+    pub effort: Option<Effort>,
     pub budgets: Budgets,
     pub summarize_after_tokens: usize,
     pub artifact_bytes: usize,
@@ -308,14 +309,9 @@ impl Agent {
     }
 
     fn effort_for(&self, ask: &Ask, question: &str) -> Effort {
-        ask.effort.unwrap_or_else(|| match self.settings.effort {
-            EffortSetting::Auto => router::route(question, ask.editor.as_ref()),
-            EffortSetting::None => Effort::None,
-            EffortSetting::Low => Effort::Low,
-            EffortSetting::Medium => Effort::Medium,
-            EffortSetting::High => Effort::High,
-            EffortSetting::Xhigh => Effort::XHigh,
-        })
+        ask.effort
+            .or(self.settings.effort)
+            .unwrap_or_else(|| router::route(question, ask.editor.as_ref()))
     }
 
     /// Run a turn to its end. Never panics on provider or tool trouble: the outcome says what
@@ -380,110 +376,24 @@ impl Agent {
         };
         let question = self.redact(&ask.question);
         let effort = self.effort_for(ask, &question);
-        let settings = client.settings();
         let specs = self.tools.specs();
-
-        // Embed the question first (network or model work, never inside the snapshot), and
-        // learn the model's window (asked once per client).
-        let (embedded, (budgets, window)): (Embedded, _) =
-            tokio::join!(self.sources.embed(&question), self.budgets());
-        let window = window.unwrap_or(Window::ASSUMED);
-        // Store the question and read the latest conversation in one trip off the runtime.
-        let (turn_row, assembled) = {
-            let public = ask.turn.clone();
-            let project = ask.project.clone();
-            let editor = ask.editor.clone();
-            let sources = self.sources.clone();
-            let (provider, model, source) = (settings.kind, settings.model.clone(), ask.source);
-            let question = question.clone();
-            let specs = specs.clone();
-            let r = self
-                .db(move |store| {
-                    let turn = store.write(|tx| {
-                        conversation::close_abandoned(tx, &conversation::process_alive)?;
-                        let turn = conversation::begin_turn(
-                            tx,
-                            &NewTurn {
-                                public_id: &public,
-                                project_id: project.id,
-                                source,
-                                provider,
-                                model: &model,
-                                effort: Some(effort),
-                            },
-                        )?;
-                        conversation::append(tx, turn, &Item::User(question.clone()), false)?;
-                        Ok::<_, StoreError>(turn)
-                    })?;
-                    let assembled = store.read(|c| {
-                        context::assemble(
-                            c,
-                            &ContextInput {
-                                project: &project,
-                                question: &question,
-                                editor: editor.as_ref(),
-                                tools: &specs,
-                                sources: sources.as_ref(),
-                                embedded: &embedded,
-                                current_turn: Some(turn),
-                            },
-                            &budgets,
-                        )
-                    })?;
-                    Ok((turn, assembled))
-                })
-                .await;
-            match r {
-                Ok(v) => v,
+        let (row, assembled, window) =
+            match self.begin(client, ask, &question, effort, &specs).await {
+                Ok(begun) => begun,
                 Err(e) => {
                     out.error = Some(e);
                     return out;
                 }
-            }
-        };
-
+            };
         if let Some(too_long) = assembled.too_long {
             // The question is stored (nothing the user typed is lost); no model is called.
             let error = too_long.message(&window);
             out.error = Some(error.clone());
-            let model = settings.model.clone();
-            let r = self
-                .db(move |s| {
-                    s.write(|tx| {
-                        let end = TurnEnd {
-                            status: TurnStatus::Failed,
-                            error: Some(&error),
-                            usage: Usage::default(),
-                            cost_usd: Some(0.0),
-                            model_calls: 0,
-                            model: &model,
-                        };
-                        conversation::finish_turn(tx, turn_row, &end).map_err(StoreError::from)
-                    })
-                })
-                .await;
-            if let Err(e) = r {
-                tracing::error!("could not record the end of turn {}: {e}", ask.turn);
-            }
+            self.end_unanswered(client, ask, row, error).await;
             return out;
         }
-        let specs = if assembled.with_tools {
-            specs
-        } else {
-            Vec::new()
-        };
-        let system = self.system_prompt(&assembled.system);
         let mut items = assembled.history;
         items.push(Item::User(assembled.user));
-        let limits = &self.settings.limits;
-        let mut model_calls = 0u32;
-        let mut tool_calls = 0u32;
-        let mut cost = 0.0f64;
-        let mut priced = true;
-        let mut model = settings.model.clone();
-        // Within the tool loop the chain head is always ours: with `responses_store`, each
-        // call after the first sends only what is new since the previous response.
-        let mut previous: Option<Previous> = None;
         let files = FileGuard::load(&ask.project.root, self.settings.allow_sensitive);
         let cx = ToolContext {
             root: &ask.project.root,
@@ -491,210 +401,120 @@ impl Agent {
             project: ask.project.id,
             memory: &self.memory,
             index: self.index.as_ref(),
-            turn: turn_row,
+            turn: row,
             host,
             bash: self.settings.bash,
             cancel,
             files: &files,
         };
-
-        let status = 'turn: loop {
-            if model_calls >= limits.max_iterations {
-                out.error = Some(format!(
-                    "stopped after {model_calls} model calls (agent.max_iterations); ask again to let Mira continue"
-                ));
-                break TurnStatus::Limited;
-            }
-            if cost >= limits.cost_cap_usd {
-                out.error = Some(format!(
-                    "stopped at ${cost:.4}, the per-turn cost cap (agent.cost_cap_usd = {}); ask again to continue",
-                    limits.cost_cap_usd
-                ));
-                break TurnStatus::Limited;
-            }
-            let req = Request {
-                system: system.clone(),
-                items: items.clone(),
-                tools: specs.clone(),
-                effort: Some(effort),
-            };
-            model_calls += 1;
-            let text = &mut out.text;
-            let mut on_delta = |d: Delta| match d {
-                Delta::Text(t) => {
-                    text.push_str(&t);
-                    host.event(TurnEvent::Text(t));
-                }
-                Delta::Reasoning(r) => host.event(TurnEvent::Reasoning(r)),
-                Delta::ToolCallStarted { .. } => {}
-            };
-            let result = client
-                .complete_after(&req, previous.as_ref(), &mut on_delta, cancel)
-                .await;
-            let completion = match result {
-                Ok(c) => c,
-                Err(f) => {
-                    out.usage.add(&f.usage);
-                    let cancelled = matches!(f.error, LlmError::Cancelled);
-                    let message = if cancelled {
-                        "cancelled".to_string()
-                    } else {
-                        f.error.to_string()
-                    };
-                    if !f.partial_text.is_empty() {
-                        let kept = format!(
-                            "{}\n\n[interrupted: {message}]",
-                            self.redact(&f.partial_text)
-                        );
-                        let _ = self
-                            .db(move |s| {
-                                s.write(|tx| {
-                                    conversation::append(tx, turn_row, &Item::Assistant(kept), true)
-                                        .map_err(StoreError::from)
-                                })
-                            })
-                            .await;
-                    }
-                    out.error = Some(message);
-                    break if cancelled {
-                        TurnStatus::Cancelled
-                    } else {
-                        TurnStatus::Failed
-                    };
-                }
-            };
-            out.usage.add(&completion.usage);
-            model = completion.model.clone();
-            match settings.cost(&model, &completion.usage) {
-                Some(c) => cost += c,
-                None => priced = false,
-            }
-            let chain_from = client
-                .chains(&completion)
-                .then(|| completion.response_id.clone())
-                .flatten();
-            let produced: Vec<Item> = completion
-                .items
-                .into_iter()
-                .map(|i| match i {
-                    Item::Assistant(t) => Item::Assistant(self.redact(&t)),
-                    Item::ToolCall(mut c) => {
-                        // Replacements keep JSON valid: the marker has no quotes or backslashes.
-                        c.arguments = self.redact_args(&c.arguments);
-                        Item::ToolCall(c)
-                    }
-                    Item::Reasoning(mut r) => {
-                        r.text = self.redact(&r.text);
-                        Item::Reasoning(r)
-                    }
-                    other => other,
-                })
-                .collect();
-            let stored = produced.clone();
-            if let Err(e) = self
-                .db(move |s| {
-                    s.write(|tx| {
-                        for i in &stored {
-                            conversation::append(tx, turn_row, i, false)?;
-                        }
-                        Ok::<_, StoreError>(())
-                    })
-                })
-                .await
-            {
-                out.error = Some(e);
-                break TurnStatus::Failed;
-            }
-            let calls: Vec<ToolCall> = produced
-                .iter()
-                .filter_map(|i| match i {
-                    Item::ToolCall(c) => Some(c.clone()),
-                    _ => None,
-                })
-                .collect();
-            items.extend(produced);
-            previous = chain_from.map(|response_id| Previous {
-                response_id,
-                items: items.len(),
-            });
-            if calls.is_empty() {
-                break TurnStatus::Completed;
-            }
-            let mut limited = false;
-            for call in calls {
-                // Every call gets a result, even past the limit, or the next request is invalid.
-                let result = if limited || tool_calls >= limits.max_tool_calls {
-                    limited = true;
-                    let r = ToolResult {
-                        call_id: call.id.clone(),
-                        content: "error: not run: the per-turn tool-call limit was reached".into(),
-                        is_error: true,
-                    };
-                    let _ = self
-                        .store_result(
-                            turn_row,
-                            &call,
-                            &r,
-                            ToolOutcome::Refused,
-                            "not run (limit)",
-                            None,
-                            0,
-                        )
-                        .await;
-                    r
-                } else {
-                    tool_calls += 1;
-                    match self.call_tool(&call, &cx, turn_row).await {
-                        Ok(r) => r,
-                        Err(e) => {
-                            out.error = Some(e);
-                            break 'turn TurnStatus::Failed;
-                        }
-                    }
-                };
-                items.push(Item::ToolResult(result));
-            }
-            if limited {
-                out.error = Some(format!(
-                    "stopped after {tool_calls} tool calls (agent.max_tool_calls); ask again to let Mira continue"
-                ));
-                break TurnStatus::Limited;
-            }
-            if cancel.is_cancelled() {
-                out.error = Some("cancelled".into());
-                break TurnStatus::Cancelled;
-            }
+        let mut turn = Turn {
+            agent: self,
+            client,
+            host,
+            cancel,
+            row,
+            effort,
+            system: self.system_prompt(&assembled.system),
+            tools: if assembled.with_tools {
+                specs
+            } else {
+                Vec::new()
+            },
+            items,
+            out,
+            model_calls: 0,
+            tool_calls: 0,
+            cost: 0.0,
+            priced: true,
+            model: client.settings().model.clone(),
+            previous: None,
         };
+        let status = turn.run(&cx).await;
+        turn.finish(status, &ask.turn).await
+    }
 
-        out.status = status;
-        out.cost_usd = priced.then_some(cost);
-        let end_error = out.error.as_deref().map(|e| self.redact(e));
-        out.error = end_error.clone();
-        let usage = out.usage;
-        let cost_usd = out.cost_usd;
+    /// Stores the question and reads the latest conversation in one trip off the runtime,
+    /// after embedding the question (network or model work, never inside the snapshot) and
+    /// learning the model's window (asked once per client). Returns the turn's row.
+    async fn begin(
+        &self,
+        client: &Client,
+        ask: &Ask,
+        question: &str,
+        effort: Effort,
+        specs: &[ToolSpec],
+    ) -> Result<(i64, Assembled, Window), String> {
+        let (embedded, (budgets, window)): (Embedded, _) =
+            tokio::join!(self.sources.embed(question), self.budgets());
+        let window = window.unwrap_or(Window::ASSUMED);
+        let settings = client.settings();
+        let public = ask.turn.clone();
+        let project = ask.project.clone();
+        let editor = ask.editor.clone();
+        let sources = self.sources.clone();
+        let (provider, model, source) = (settings.kind, settings.model.clone(), ask.source);
+        let question = question.to_string();
+        let specs = specs.to_vec();
+        let (row, assembled) = self
+            .db(move |store| {
+                let turn = store.write(|tx| {
+                    conversation::close_abandoned(tx, &conversation::process_alive)?;
+                    let turn = conversation::begin_turn(
+                        tx,
+                        &NewTurn {
+                            public_id: &public,
+                            project_id: project.id,
+                            source,
+                            provider,
+                            model: &model,
+                            effort: Some(effort),
+                        },
+                    )?;
+                    conversation::append(tx, turn, &Item::User(question.clone()), false)?;
+                    Ok::<_, StoreError>(turn)
+                })?;
+                let assembled = store.read(|c| {
+                    context::assemble(
+                        c,
+                        &ContextInput {
+                            project: &project,
+                            question: &question,
+                            editor: editor.as_ref(),
+                            tools: &specs,
+                            sources: sources.as_ref(),
+                            embedded: &embedded,
+                            current_turn: Some(turn),
+                        },
+                        &budgets,
+                    )
+                })?;
+                Ok((turn, assembled))
+            })
+            .await?;
+        Ok((row, assembled, window))
+    }
+
+    /// Ends a turn whose question could not be sent: failed, free, no model call.
+    async fn end_unanswered(&self, client: &Client, ask: &Ask, row: i64, error: String) {
+        let model = client.settings().model.clone();
         let r = self
             .db(move |s| {
                 s.write(|tx| {
-                    conversation::finish_turn(
-                        tx,
-                        turn_row,
-                        &TurnEnd {
-                            status,
-                            error: end_error.as_deref(),
-                            usage,
-                            cost_usd,
-                            model_calls,
-                            model: &model,
-                        },
-                    )
-                    .map_err(StoreError::from)
+                    let end = TurnEnd {
+                        status: TurnStatus::Failed,
+                        error: Some(&error),
+                        usage: Usage::default(),
+                        cost_usd: Some(0.0),
+                        model_calls: 0,
+                        model: &model,
+                    };
+                    conversation::finish_turn(tx, row, &end).map_err(StoreError::from)
                 })
             })
             .await;
         if let Err(e) = r {
             tracing::error!("could not record the end of turn {}: {e}", ask.turn);
         }
-        out
     }
 
     /// Run one tool call and store its result. Bad arguments, unknown tools, refusals and
@@ -831,5 +651,288 @@ impl Agent {
             })
         })
         .await
+    }
+}
+
+/// A turn under way: what it sends, what it has spent against its limits, and the outcome so
+/// far. Each step that stops the turn says why in `out.error` and returns the status.
+struct Turn<'a> {
+    agent: &'a Agent,
+    client: &'a Client,
+    host: &'a dyn TurnHost,
+    cancel: &'a CancellationToken,
+    /// The turn's row.
+    row: i64,
+    effort: Effort,
+    system: String,
+    tools: Vec<ToolSpec>,
+    items: Vec<Item>,
+    out: TurnOutcome,
+    model_calls: u32,
+    tool_calls: u32,
+    cost: f64,
+    /// Every call so far had a known price.
+    priced: bool,
+    /// The model that answered last.
+    model: String,
+    /// Within the tool loop the chain head is always ours: with `responses_store`, each call
+    /// after the first sends only what is new since the previous response.
+    previous: Option<Previous>,
+}
+
+impl Turn<'_> {
+    /// Calls the model and runs the tools it asks for, again and again, until it answers or
+    /// something stops the turn.
+    async fn run(&mut self, cx: &ToolContext<'_>) -> TurnStatus {
+        loop {
+            if let Some(stop) = self.over_limit() {
+                return stop;
+            }
+            let completion = match self.call_model().await {
+                Ok(c) => c,
+                Err(stop) => return stop,
+            };
+            let calls = match self.take(completion).await {
+                Ok(calls) => calls,
+                Err(stop) => return stop,
+            };
+            if calls.is_empty() {
+                return TurnStatus::Completed;
+            }
+            if let Err(stop) = self.run_tools(calls, cx).await {
+                return stop;
+            }
+        }
+    }
+
+    /// Checked before each model call.
+    fn over_limit(&mut self) -> Option<TurnStatus> {
+        let limits = &self.agent.settings.limits;
+        let model_calls = self.model_calls;
+        if model_calls >= limits.max_iterations {
+            self.out.error = Some(format!(
+                "stopped after {model_calls} model calls (agent.max_iterations); ask again to let Mira continue"
+            ));
+            return Some(TurnStatus::Limited);
+        }
+        let cost = self.cost;
+        if cost >= limits.cost_cap_usd {
+            self.out.error = Some(format!(
+                "stopped at ${cost:.4}, the per-turn cost cap (agent.cost_cap_usd = {}); ask again to continue",
+                limits.cost_cap_usd
+            ));
+            return Some(TurnStatus::Limited);
+        }
+        None
+    }
+
+    /// One model call, its text streamed to the host. A failed call keeps what was said.
+    async fn call_model(&mut self) -> Result<Completion, TurnStatus> {
+        let req = Request {
+            system: self.system.clone(),
+            items: self.items.clone(),
+            tools: self.tools.clone(),
+            effort: Some(self.effort),
+        };
+        self.model_calls += 1;
+        let host = self.host;
+        let text = &mut self.out.text;
+        let mut on_delta = |d: Delta| match d {
+            Delta::Text(t) => {
+                text.push_str(&t);
+                host.event(TurnEvent::Text(t));
+            }
+            Delta::Reasoning(r) => host.event(TurnEvent::Reasoning(r)),
+            Delta::ToolCallStarted { .. } => {}
+        };
+        let result = self
+            .client
+            .complete_after(&req, self.previous.as_ref(), &mut on_delta, self.cancel)
+            .await;
+        let f = match result {
+            Ok(c) => return Ok(c),
+            Err(f) => f,
+        };
+        self.out.usage.add(&f.usage);
+        let cancelled = matches!(f.error, LlmError::Cancelled);
+        let message = if cancelled {
+            "cancelled".to_string()
+        } else {
+            f.error.to_string()
+        };
+        if !f.partial_text.is_empty() {
+            let kept = format!(
+                "{}\n\n[interrupted: {message}]",
+                self.agent.redact(&f.partial_text)
+            );
+            let row = self.row;
+            let _ = self
+                .agent
+                .db(move |s| {
+                    s.write(|tx| {
+                        conversation::append(tx, row, &Item::Assistant(kept), true)
+                            .map_err(StoreError::from)
+                    })
+                })
+                .await;
+        }
+        self.out.error = Some(message);
+        Err(if cancelled {
+            TurnStatus::Cancelled
+        } else {
+            TurnStatus::Failed
+        })
+    }
+
+    /// Takes in the model's answer: its usage and cost, what it said (redacted and stored),
+    /// and the tool calls it made.
+    async fn take(&mut self, completion: Completion) -> Result<Vec<ToolCall>, TurnStatus> {
+        self.out.usage.add(&completion.usage);
+        self.model = completion.model.clone();
+        match self.client.settings().cost(&self.model, &completion.usage) {
+            Some(c) => self.cost += c,
+            None => self.priced = false,
+        }
+        let chain_from = self
+            .client
+            .chains(&completion)
+            .then(|| completion.response_id.clone())
+            .flatten();
+        let agent = self.agent;
+        let produced: Vec<Item> = completion
+            .items
+            .into_iter()
+            .map(|i| match i {
+                Item::Assistant(t) => Item::Assistant(agent.redact(&t)),
+                Item::ToolCall(mut c) => {
+                    // Replacements keep JSON valid: the marker has no quotes or backslashes.
+                    c.arguments = agent.redact_args(&c.arguments);
+                    Item::ToolCall(c)
+                }
+                Item::Reasoning(mut r) => {
+                    r.text = agent.redact(&r.text);
+                    Item::Reasoning(r)
+                }
+                other => other,
+            })
+            .collect();
+        let (stored, row) = (produced.clone(), self.row);
+        if let Err(e) = agent
+            .db(move |s| {
+                s.write(|tx| {
+                    for i in &stored {
+                        conversation::append(tx, row, i, false)?;
+                    }
+                    Ok::<_, StoreError>(())
+                })
+            })
+            .await
+        {
+            self.out.error = Some(e);
+            return Err(TurnStatus::Failed);
+        }
+        let calls: Vec<ToolCall> = produced
+            .iter()
+            .filter_map(|i| match i {
+                Item::ToolCall(c) => Some(c.clone()),
+                _ => None,
+            })
+            .collect();
+        self.items.extend(produced);
+        self.previous = chain_from.map(|response_id| Previous {
+            response_id,
+            items: self.items.len(),
+        });
+        Ok(calls)
+    }
+
+    /// Runs the calls in order, up to the turn's tool-call limit.
+    async fn run_tools(
+        &mut self,
+        calls: Vec<ToolCall>,
+        cx: &ToolContext<'_>,
+    ) -> Result<(), TurnStatus> {
+        let max_tool_calls = self.agent.settings.limits.max_tool_calls;
+        let mut limited = false;
+        for call in calls {
+            // Every call gets a result, even past the limit, or the next request is invalid.
+            let result = if limited || self.tool_calls >= max_tool_calls {
+                limited = true;
+                let r = ToolResult {
+                    call_id: call.id.clone(),
+                    content: "error: not run: the per-turn tool-call limit was reached".into(),
+                    is_error: true,
+                };
+                let _ = self
+                    .agent
+                    .store_result(
+                        self.row,
+                        &call,
+                        &r,
+                        ToolOutcome::Refused,
+                        "not run (limit)",
+                        None,
+                        0,
+                    )
+                    .await;
+                r
+            } else {
+                self.tool_calls += 1;
+                match self.agent.call_tool(&call, cx, self.row).await {
+                    Ok(r) => r,
+                    Err(e) => {
+                        self.out.error = Some(e);
+                        return Err(TurnStatus::Failed);
+                    }
+                }
+            };
+            self.items.push(Item::ToolResult(result));
+        }
+        if limited {
+            self.out.error = Some(format!(
+                "stopped after {} tool calls (agent.max_tool_calls); ask again to let Mira continue",
+                self.tool_calls
+            ));
+            return Err(TurnStatus::Limited);
+        }
+        if self.cancel.is_cancelled() {
+            self.out.error = Some("cancelled".into());
+            return Err(TurnStatus::Cancelled);
+        }
+        Ok(())
+    }
+
+    /// Records how the turn ended, its error redacted like everything else stored.
+    async fn finish(mut self, status: TurnStatus, public: &str) -> TurnOutcome {
+        self.out.status = status;
+        self.out.cost_usd = self.priced.then_some(self.cost);
+        let end_error = self.out.error.as_deref().map(|e| self.agent.redact(e));
+        self.out.error = end_error.clone();
+        let (usage, cost_usd, model_calls) = (self.out.usage, self.out.cost_usd, self.model_calls);
+        let (model, row) = (std::mem::take(&mut self.model), self.row);
+        let r = self
+            .agent
+            .db(move |s| {
+                s.write(|tx| {
+                    conversation::finish_turn(
+                        tx,
+                        row,
+                        &TurnEnd {
+                            status,
+                            error: end_error.as_deref(),
+                            usage,
+                            cost_usd,
+                            model_calls,
+                            model: &model,
+                        },
+                    )
+                    .map_err(StoreError::from)
+                })
+            })
+            .await;
+        if let Err(e) = r {
+            tracing::error!("could not record the end of turn {public}: {e}");
+        }
+        self.out
     }
 }

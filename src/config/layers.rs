@@ -1,6 +1,7 @@
 //! Reading, checking and merging the layers.
 
-use super::{ApiKeys, Config, ConfigError, Loaded, Source, UnknownKey};
+use super::{Config, ConfigError, Loaded, Source, UnknownKey};
+use crate::llm::ApiKeys;
 use secrecy::SecretString;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -12,7 +12,7 @@ pub use layers::{ConfigInputs, Env, data_home, user_file};
 pub use report::{ReportLine, report, unset_keys};
 pub use sections::*;
 
-use secrecy::SecretString;
+use crate::llm::ApiKeys;
 use std::collections::BTreeMap;
 use std::fmt;
 use std::path::PathBuf;
@@ -71,25 +71,6 @@ impl fmt::Display for UnknownKey {
     }
 }
 
-/// API keys from the environment. Never logged, stored or printed.
-#[derive(Clone, Default)]
-pub struct ApiKeys {
-    pub openai: Option<SecretString>,
-    pub anthropic: Option<SecretString>,
-    pub deepseek: Option<SecretString>,
-}
-
-impl fmt::Debug for ApiKeys {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let s = |k: &Option<SecretString>| if k.is_some() { "set" } else { "unset" };
-        f.debug_struct("ApiKeys")
-            .field("openai", &s(&self.openai))
-            .field("anthropic", &s(&self.anthropic))
-            .field("deepseek", &s(&self.deepseek))
-            .finish()
-    }
-}
-
 /// The effective configuration and how it came to be.
 #[derive(Clone, Debug)]
 pub struct Loaded {
@@ -139,18 +120,3 @@ pub fn load(inputs: &ConfigInputs) -> Result<Loaded, ConfigError> {
 
 #[cfg(test)]
 mod tests;
-
-/// Whether `url` names this machine (`localhost`, 127.0.0.0/8, `::1`): a server there is the
-/// user's own, so it needs no key and is sent none.
-pub fn is_loopback_url(url: &str) -> bool {
-    let rest = url.split_once("://").map_or(url, |(_, r)| r);
-    let authority = rest.split(['/', '?']).next().unwrap_or("");
-    let host = match authority.strip_prefix('[') {
-        Some(v6) => v6.split(']').next().unwrap_or(""),
-        None => authority.rsplit_once(':').map_or(authority, |(h, _)| h),
-    };
-    host.eq_ignore_ascii_case("localhost")
-        || host
-            .parse::<std::net::IpAddr>()
-            .is_ok_and(|ip| ip.is_loopback())
-}

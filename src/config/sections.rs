@@ -1,9 +1,11 @@
 //! The typed configuration. Every field has a default, so any layer may set any subset.
 //! A new key is one field here; `mira doctor` and unknown-key detection pick it up.
 
-use secrecy::SecretString;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
+
+use crate::embed::{EmbedderConfig, EmbedderKind};
+use crate::llm::{Effort, ProviderConfig};
 
 #[derive(Clone, Debug, Serialize, Deserialize, Default)]
 #[serde(default)]
@@ -45,74 +47,6 @@ impl Default for StoreConfig {
     }
 }
 
-#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq)]
-#[serde(rename_all = "kebab-case")]
-pub enum ProviderKind {
-    /// OpenAI Responses API.
-    Openai,
-    /// Chat Completions: OpenAI, DeepSeek, vLLM, OpenRouter, any compatible `base_url`.
-    OpenaiChat,
-    Anthropic,
-    /// A local Ollama (`http://127.0.0.1:11434/v1` unless `base_url` says otherwise).
-    Ollama,
-    /// llama.cpp's `llama-server` (`http://127.0.0.1:8080/v1`).
-    LlamaCpp,
-    /// LM Studio's server (`http://127.0.0.1:1234/v1`).
-    Lmstudio,
-}
-
-impl ProviderKind {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ProviderKind::Openai => "openai",
-            ProviderKind::OpenaiChat => "openai-chat",
-            ProviderKind::Anthropic => "anthropic",
-            ProviderKind::Ollama => "ollama",
-            ProviderKind::LlamaCpp => "llama-cpp",
-            ProviderKind::Lmstudio => "lmstudio",
-        }
-    }
-}
-
-#[derive(Clone, Debug, Serialize, Deserialize, Default)]
-#[serde(default)]
-pub struct ProviderConfig {
-    pub name: Option<ProviderKind>,
-    pub model: Option<String>,
-    pub base_url: Option<String>,
-    /// Prefer the provider's environment variable; a key here is accepted but never printed.
-    #[serde(skip_serializing)]
-    pub api_key: Option<SecretString>,
-    /// Cap on the model's output per call.
-    pub max_output_tokens: Option<u32>,
-    /// The model's context window in tokens. Mira asks local servers (llama.cpp `/props`,
-    /// Ollama `/api/show`, LM Studio, vLLM) and knows hosted models; this overrides both.
-    pub context_window: Option<usize>,
-    pub connect_timeout_secs: Option<u64>,
-    /// From sending a request to the response headers.
-    pub first_byte_timeout_secs: Option<u64>,
-    /// Longest silence allowed inside a streamed answer.
-    pub idle_timeout_secs: Option<u64>,
-    /// Attempts per model call on 429/5xx/connection errors (first one included).
-    pub max_attempts: Option<u32>,
-    /// `openai` only: store responses at OpenAI so tool loops continue with
-    /// `previous_response_id` instead of resending the conversation (off: nothing is stored).
-    pub responses_store: Option<bool>,
-    /// Prices in USD per million tokens, keyed by model-name prefix; extend or override the
-    /// built-in table, e.g. `[provider.prices."my-model"] input = 1.0, output = 2.0`.
-    pub prices: std::collections::BTreeMap<String, PriceConfig>,
-}
-
-#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq)]
-pub struct PriceConfig {
-    pub input: f64,
-    #[serde(default)]
-    pub cached_input: Option<f64>,
-    #[serde(default)]
-    pub cache_write: Option<f64>,
-    pub output: f64,
-}
-
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(default)]
 pub struct IndexConfig {
@@ -141,19 +75,6 @@ impl Default for IndexConfig {
     }
 }
 
-#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq, Default)]
-#[serde(rename_all = "kebab-case")]
-pub enum EmbedderKind {
-    /// The static table compiled into Mira: by meaning, offline, no setup.
-    #[default]
-    Builtin,
-    /// Recall by full-text search alone.
-    None,
-    Openai,
-    Ollama,
-    Local,
-}
-
 #[derive(Clone, Debug, Serialize, Deserialize, Default)]
 #[serde(default)]
 pub struct MemoryConfig {
@@ -161,46 +82,6 @@ pub struct MemoryConfig {
     pub embedder: EmbedderConfig,
     /// `[memory.recall]`: fusion weights (defaults chosen by the eval harness).
     pub recall: RecallWeights,
-}
-
-/// `[memory.embedder]`.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(default)]
-pub struct EmbedderConfig {
-    pub provider: EmbedderKind,
-    /// Model name sent to the server (defaults: `text-embedding-3-small`, `nomic-embed-text`).
-    pub model: Option<String>,
-    /// `https://api.openai.com/v1` (openai) / `http://127.0.0.1:11434` (ollama) unless set.
-    pub base_url: Option<String>,
-    /// For `openai`; falls back to `$OPENAI_API_KEY`. Local OpenAI-compatible servers need none.
-    #[serde(skip_serializing)]
-    pub api_key: Option<SecretString>,
-    /// Ask the server for shorter vectors (only models that support it).
-    pub dimensions: Option<u32>,
-    /// For `local`: a directory with all-MiniLM-L6-v2's `model.safetensors`, `config.json`, `vocab.txt`.
-    pub model_dir: Option<PathBuf>,
-    /// Texts per request.
-    pub batch_size: usize,
-    /// Per request, in seconds.
-    pub timeout_secs: u64,
-    /// Retries after 429 / 5xx / connection errors.
-    pub max_retries: u32,
-}
-
-impl Default for EmbedderConfig {
-    fn default() -> Self {
-        EmbedderConfig {
-            provider: EmbedderKind::Builtin,
-            model: None,
-            base_url: None,
-            api_key: None,
-            dimensions: None,
-            model_dir: None,
-            batch_size: 64,
-            timeout_secs: 30,
-            max_retries: 3,
-        }
-    }
 }
 
 /// `[memory.recall]`: weighted reciprocal-rank fusion of BM25 and vector recall.
@@ -279,8 +160,9 @@ pub struct AgentConfig {
     pub cost_cap_usd: f64,
     /// `mira chat` warns when one turn costs more than this (USD); the cap above still stops it.
     pub cost_warn_usd: f64,
-    /// Reasoning effort: `auto` lets a cheap classifier pick per question.
-    pub effort: EffortSetting,
+    /// Reasoning effort: `auto` (`None`) lets a cheap classifier pick per question.
+    #[serde(with = "effort_or_auto")]
+    pub effort: Option<Effort>,
     /// Token budget for everything sent in one model call; a model with a smaller window
     /// (`provider.context_window`, or what its server says) gets less.
     pub context_tokens: usize,
@@ -293,16 +175,29 @@ pub struct AgentConfig {
     pub allow_sensitive: bool,
 }
 
-#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq, Default)]
-#[serde(rename_all = "kebab-case")]
-pub enum EffortSetting {
-    #[default]
-    Auto,
-    None,
-    Low,
-    Medium,
-    High,
-    Xhigh,
+/// `agent.effort`: `auto` or one of [`Effort`]'s names, refused in the words serde uses for
+/// an unknown enum variant.
+mod effort_or_auto {
+    use serde::{Deserialize, Deserializer, Serializer, de::Error};
+
+    use crate::llm::Effort;
+
+    const AUTO: &str = "auto";
+    const NAMES: &[&str] = &[AUTO, "none", "low", "medium", "high", "xhigh"];
+
+    pub fn serialize<S: Serializer>(e: &Option<Effort>, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(e.map_or(AUTO, Effort::as_str))
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Effort>, D::Error> {
+        let name = String::deserialize(d)?;
+        if name == AUTO {
+            return Ok(None);
+        }
+        name.parse()
+            .map(Some)
+            .map_err(|_| D::Error::unknown_variant(&name, NAMES))
+    }
 }
 
 impl Default for AgentConfig {
@@ -313,7 +208,7 @@ impl Default for AgentConfig {
             max_tool_calls: 64,
             cost_cap_usd: 1.0,
             cost_warn_usd: 0.5,
-            effort: EffortSetting::Auto,
+            effort: None,
             context_tokens: 64_000,
             summarize_after_tokens: 24_000,
             artifact_bytes: 16 * 1024,

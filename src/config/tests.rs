@@ -49,7 +49,10 @@ fn layers_override_in_order_and_record_their_source() {
         l.source_of("provider.model"),
         Source::ProjectFile(_)
     ));
-    assert_eq!(l.config.provider.name, Some(ProviderKind::OpenaiChat));
+    assert_eq!(
+        l.config.provider.name,
+        Some(crate::llm::ProviderName::OpenaiChat)
+    );
     assert_eq!(l.source_of("provider.name"), Source::Env("MIRA_PROVIDER"));
     assert_eq!(l.config.index.workspace_symbol_limit, 9);
     assert_eq!(l.source_of("index.workspace_symbol_limit"), Source::Editor);
@@ -163,5 +166,51 @@ fn secrets_are_reported_redacted_only() {
     assert!(
         !format!("{l:?}").contains("sk-"),
         "Debug must not leak keys"
+    );
+}
+
+/// `agent.effort` is `llm::Effort` or `auto` (no effort fixed): the words, the error and
+/// what `mira doctor` shows are those of the enum config once kept for it.
+#[test]
+fn effort_is_the_llm_effort_or_auto() {
+    use crate::llm::Effort;
+    let tmp = tempfile::tempdir().unwrap();
+    let effort = |toml: &str| load(&inputs(tmp.path(), Some(toml), None, &[]));
+    assert_eq!(effort("").unwrap().config.agent.effort, None);
+    assert_eq!(
+        effort("[agent]\neffort = \"auto\"\n")
+            .unwrap()
+            .config
+            .agent
+            .effort,
+        None
+    );
+    assert_eq!(
+        effort("[agent]\neffort = \"xhigh\"\n")
+            .unwrap()
+            .config
+            .agent
+            .effort,
+        Some(Effort::XHigh)
+    );
+    let msg = effort("[agent]\neffort = \"max\"\n")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        msg.contains(
+            "unknown variant `max`, expected one of `auto`, `none`, `low`, `medium`, `high`, `xhigh`"
+        ),
+        "{msg}"
+    );
+    let shown = |l: &Loaded| {
+        report(l)
+            .into_iter()
+            .find(|r| r.key == "agent.effort")
+            .map(|r| r.value)
+    };
+    assert_eq!(shown(&effort("").unwrap()).as_deref(), Some("\"auto\""));
+    assert_eq!(
+        shown(&effort("[agent]\neffort = \"low\"\n").unwrap()).as_deref(),
+        Some("\"low\"")
     );
 }

@@ -68,7 +68,7 @@ impl HttpEmbedder {
         // key written in memory.embedder.api_key is sent there).
         let api_key = cfg.api_key.clone().or_else(|| {
             openai_key
-                .filter(|_| wire == Wire::OpenAi && !crate::config::is_loopback_url(base))
+                .filter(|_| wire == Wire::OpenAi && !crate::text::is_loopback_url(base))
                 .cloned()
         });
         // reqwest is built without a bundled crypto provider; ring is the one we link

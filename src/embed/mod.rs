@@ -9,13 +9,14 @@ mod builtin;
 mod http;
 #[cfg(feature = "local-embeddings")]
 mod local;
+mod settings;
 mod wordpiece;
 
 use std::time::Duration;
 
 use secrecy::SecretString;
 
-pub use crate::config::{EmbedderConfig, EmbedderKind as Provider};
+pub use settings::{EmbedderConfig, EmbedderKind, EmbedderKind as Provider};
 
 pub use builtin::BuiltinEmbedder;
 pub use http::HttpEmbedder;

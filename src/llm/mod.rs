@@ -22,7 +22,8 @@ pub use client::Client;
 pub use local::{ListedModel, ServerReport, Window, WindowSource, server_report};
 pub use price::{Price, PriceTable};
 pub use settings::{
-    ChatFlavour, NoProvider, ProviderKind, ProviderSettings, RetryPolicy, Timeouts,
+    ApiKeys, ChatFlavour, NoProvider, ProviderConfig, ProviderKind, ProviderName, ProviderSettings,
+    RetryPolicy, Timeouts,
 };
 
 use std::fmt;
@@ -79,8 +80,12 @@ pub struct ToolSpec {
 }
 
 /// How hard the model should think. Providers support different subsets; each serialiser maps
-/// the level to the nearest thing its API accepts.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+/// the level to the nearest thing its API accepts. Config (`agent.effort`, where `auto` is
+/// `None`), `mira.ask` and the CLI all speak these names.
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "lowercase")]
 pub enum Effort {
     None,
     Low,

@@ -4,9 +4,9 @@ use std::fmt;
 use std::time::Duration;
 
 use secrecy::SecretString;
+use serde::{Deserialize, Serialize};
 
 use super::price::{Price, PriceTable};
-use crate::config::{self, ApiKeys, ProviderConfig};
 
 /// The wire format. `openai-chat` covers every Chat Completions server.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -39,20 +39,124 @@ impl fmt::Display for ProviderKind {
     }
 }
 
+/// Any name `provider.name` takes, plus the older spellings stored rows may hold.
 impl std::str::FromStr for ProviderKind {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
         match s {
-            "openai" | "openai-responses" => Ok(ProviderKind::OpenAi),
-            "openai-chat" | "chat" | "deepseek" | "ollama" | "llama-cpp" | "lmstudio" => {
-                Ok(ProviderKind::OpenAiChat)
-            }
-            "anthropic" => Ok(ProviderKind::Anthropic),
-            other => Err(format!(
-                "unknown provider `{other}`; expected openai, openai-chat, anthropic, ollama, \
-                 llama-cpp or lmstudio"
-            )),
+            "openai-responses" => Ok(ProviderKind::OpenAi),
+            "chat" | "deepseek" => Ok(ProviderKind::OpenAiChat),
+            other => ProviderName::ALL
+                .into_iter()
+                .find(|n| n.as_str() == other)
+                .map(ProviderName::wire)
+                .ok_or_else(|| {
+                    format!(
+                        "unknown provider `{other}`; expected openai, openai-chat, anthropic, \
+                         ollama, llama-cpp or lmstudio"
+                    )
+                }),
         }
+    }
+}
+
+/// What `provider.name` (or `MIRA_PROVIDER`) names: a wire format, or a local server Mira
+/// knows by its usual address. [`ProviderName::wire`] is the format it speaks.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum ProviderName {
+    /// OpenAI Responses API.
+    Openai,
+    /// Chat Completions: OpenAI, DeepSeek, vLLM, OpenRouter, any compatible `base_url`.
+    OpenaiChat,
+    Anthropic,
+    /// A local Ollama (`http://127.0.0.1:11434/v1` unless `base_url` says otherwise).
+    Ollama,
+    /// llama.cpp's `llama-server` (`http://127.0.0.1:8080/v1`).
+    LlamaCpp,
+    /// LM Studio's server (`http://127.0.0.1:1234/v1`).
+    Lmstudio,
+}
+
+impl ProviderName {
+    pub const ALL: [ProviderName; 6] = [
+        ProviderName::Openai,
+        ProviderName::OpenaiChat,
+        ProviderName::Anthropic,
+        ProviderName::Ollama,
+        ProviderName::LlamaCpp,
+        ProviderName::Lmstudio,
+    ];
+
+    pub fn wire(self) -> ProviderKind {
+        match self {
+            ProviderName::Openai => ProviderKind::OpenAi,
+            ProviderName::Anthropic => ProviderKind::Anthropic,
+            ProviderName::OpenaiChat
+            | ProviderName::Ollama
+            | ProviderName::LlamaCpp
+            | ProviderName::Lmstudio => ProviderKind::OpenAiChat,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ProviderName::Openai => "openai",
+            ProviderName::OpenaiChat => "openai-chat",
+            ProviderName::Anthropic => "anthropic",
+            ProviderName::Ollama => "ollama",
+            ProviderName::LlamaCpp => "llama-cpp",
+            ProviderName::Lmstudio => "lmstudio",
+        }
+    }
+}
+
+/// `[provider]`.
+#[derive(Clone, Debug, Serialize, Deserialize, Default)]
+#[serde(default)]
+pub struct ProviderConfig {
+    pub name: Option<ProviderName>,
+    pub model: Option<String>,
+    pub base_url: Option<String>,
+    /// Prefer the provider's environment variable; a key here is accepted but never printed.
+    #[serde(skip_serializing)]
+    pub api_key: Option<SecretString>,
+    /// Cap on the model's output per call.
+    pub max_output_tokens: Option<u32>,
+    /// The model's context window in tokens. Mira asks local servers (llama.cpp `/props`,
+    /// Ollama `/api/show`, LM Studio, vLLM) and knows hosted models; this overrides both.
+    pub context_window: Option<usize>,
+    pub connect_timeout_secs: Option<u64>,
+    /// From sending a request to the response headers.
+    pub first_byte_timeout_secs: Option<u64>,
+    /// Longest silence allowed inside a streamed answer.
+    pub idle_timeout_secs: Option<u64>,
+    /// Attempts per model call on 429/5xx/connection errors (first one included).
+    pub max_attempts: Option<u32>,
+    /// `openai` only: store responses at OpenAI so tool loops continue with
+    /// `previous_response_id` instead of resending the conversation (off: nothing is stored).
+    pub responses_store: Option<bool>,
+    /// Prices in USD per million tokens, keyed by model-name prefix; extend or override the
+    /// built-in table, e.g. `[provider.prices."my-model"] input = 1.0, output = 2.0`.
+    pub prices: std::collections::BTreeMap<String, Price>,
+}
+
+/// API keys from the environment. Never logged, stored or printed.
+#[derive(Clone, Default)]
+pub struct ApiKeys {
+    pub openai: Option<SecretString>,
+    pub anthropic: Option<SecretString>,
+    pub deepseek: Option<SecretString>,
+}
+
+impl fmt::Debug for ApiKeys {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let s = |k: &Option<SecretString>| if k.is_some() { "set" } else { "unset" };
+        f.debug_struct("ApiKeys")
+            .field("openai", &s(&self.openai))
+            .field("anthropic", &s(&self.anthropic))
+            .field("deepseek", &s(&self.deepseek))
+            .finish()
     }
 }
 
@@ -206,14 +310,7 @@ impl ProviderSettings {
             return local.resolve(cfg, keys);
         }
         let kind = match cfg.name {
-            Some(config::ProviderKind::Openai) => ProviderKind::OpenAi,
-            Some(
-                config::ProviderKind::OpenaiChat
-                | config::ProviderKind::Ollama
-                | config::ProviderKind::LlamaCpp
-                | config::ProviderKind::Lmstudio,
-            ) => ProviderKind::OpenAiChat,
-            Some(config::ProviderKind::Anthropic) => ProviderKind::Anthropic,
+            Some(name) => name.wire(),
             None if keys.openai.is_some() => ProviderKind::OpenAi,
             None if keys.anthropic.is_some() => ProviderKind::Anthropic,
             None if keys.deepseek.is_some() || cfg.base_url.is_some() => ProviderKind::OpenAiChat,
@@ -276,15 +373,7 @@ impl ProviderSettings {
             s.retry.max_attempts = n.max(1);
         }
         for (model, p) in &cfg.prices {
-            s.prices.set(
-                model.clone(),
-                Price {
-                    input: p.input,
-                    cached_input: p.cached_input,
-                    cache_write: p.cache_write,
-                    output: p.output,
-                },
-            );
+            s.prices.set(model.clone(), *p);
         }
     }
 }
@@ -299,11 +388,11 @@ enum LocalServer {
 }
 
 impl LocalServer {
-    fn of(kind: config::ProviderKind) -> Option<LocalServer> {
-        match kind {
-            config::ProviderKind::Ollama => Some(LocalServer::Ollama),
-            config::ProviderKind::LlamaCpp => Some(LocalServer::LlamaCpp),
-            config::ProviderKind::Lmstudio => Some(LocalServer::LmStudio),
+    fn of(name: ProviderName) -> Option<LocalServer> {
+        match name {
+            ProviderName::Ollama => Some(LocalServer::Ollama),
+            ProviderName::LlamaCpp => Some(LocalServer::LlamaCpp),
+            ProviderName::Lmstudio => Some(LocalServer::LmStudio),
             _ => None,
         }
     }
@@ -380,7 +469,7 @@ pub enum NoProvider {
     Invalid(String),
 }
 
-pub(super) use crate::config::is_loopback_url;
+pub(super) use crate::text::is_loopback_url;
 
 #[cfg(test)]
 mod local_tests {

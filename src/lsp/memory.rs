@@ -15,7 +15,7 @@ use crate::memory::{
     ListFilter, Memory, MemoryError, MemoryKind, MemoryService, Outcome, ProjectRef,
     RememberRequest, Status,
 };
-use crate::surface::commands::{ForgetArgs, MemoryKindArg, RecallArgs, RememberArgs, ScopeArg};
+use crate::surface::commands::{ForgetArgs, RecallArgs, RememberArgs, ScopeArg};
 
 /// Builds the memory service once the session (store + config) exists, and turns embeddings
 /// on when configured. A local model loads on a blocking thread after `initialize` has
@@ -89,15 +89,6 @@ fn fail(state: &ServerState, e: MemoryError) -> Error {
     Error::invalid_params(msg)
 }
 
-fn kind(k: MemoryKindArg) -> MemoryKind {
-    match k {
-        MemoryKindArg::Fact => MemoryKind::Fact,
-        MemoryKindArg::Preference => MemoryKind::Preference,
-        MemoryKindArg::Decision => MemoryKind::Decision,
-        MemoryKindArg::Correction => MemoryKind::Correction,
-    }
-}
-
 fn to_any<T: Serialize>(v: &T) -> Result<Option<LSPAny>> {
     serde_json::to_value(v)
         .map(Some)
@@ -165,7 +156,7 @@ pub async fn remember(state: &Arc<ServerState>, args: RememberArgs) -> Result<Op
     }
     let req = RememberRequest {
         text: args.text,
-        kind: args.kind.map_or(MemoryKind::Fact, kind),
+        kind: args.kind.unwrap_or(MemoryKind::Fact),
         project_scoped: args.scope == Some(ScopeArg::Project),
         corrects: args.corrects,
         anchors,

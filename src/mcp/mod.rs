@@ -5,7 +5,6 @@
 //! directly; the session-start view is `agent::context::session_start`. stdout carries only
 //! the protocol; everything sent passes `redact`.
 
-mod args;
 mod project;
 mod server;
 

@@ -12,17 +12,17 @@ use rmcp::model::{
 };
 use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, tool, tool_handler, tool_router};
+use schemars::JsonSchema;
 use secrecy::ExposeSecret;
-use serde::Serialize;
+use serde::Deserialize;
 use tokio_util::sync::CancellationToken;
 
-use super::args;
 use super::project::Projects;
 use super::{McpSetup, NoEditor};
 use crate::agent::ProjectInfo;
 use crate::agent::context::{self, Budgets};
 use crate::agent::knowledge::Knowledge;
-use crate::agent::tools::{FileGuard, Registry, ToolContext, ToolError};
+use crate::agent::tools::{self as tools, FileGuard, ToolContext, ToolError, TypedTool};
 use crate::config::BashPolicy;
 use crate::memory::{ListFilter, MemoryKind, MemoryService, ProjectRef};
 use crate::redact::redact_with;
@@ -50,8 +50,6 @@ struct Inner {
     store: Store,
     memory: MemoryService,
     projects: Projects,
-    /// The model's tools: MCP runs the read-only and memory ones, never edits or bash.
-    tools: Registry,
     budgets: Budgets,
     secrets: Vec<secrecy::SecretString>,
 }
@@ -63,7 +61,6 @@ impl MiraMcp {
                 projects: Projects::new(setup.store.clone(), setup.cwd),
                 store: setup.store,
                 memory: setup.memory,
-                tools: Registry::standard(),
                 budgets: setup.budgets,
                 secrets: setup.secrets,
             }),
@@ -90,19 +87,13 @@ impl MiraMcp {
         CallToolResult::error(vec![ContentBlock::text(self.redact(text))])
     }
 
-    /// Runs the model's tool of this name outside a turn: same code, same wording.
-    async fn run_tool(
+    /// Runs the model's tool outside a turn: same arguments, same code, same wording. MCP
+    /// runs only the read-only and memory tools, never edits or bash.
+    async fn run_tool<T: TypedTool>(
         &self,
-        name: &'static str,
-        args: impl Serialize,
+        tool: T,
+        args: T::Args,
     ) -> Result<CallToolResult, McpError> {
-        let args = serde_json::to_value(args)
-            .map_err(|e| McpError::internal_error(e.to_string(), None))?;
-        let tool = self
-            .inner
-            .tools
-            .get(name)
-            .ok_or_else(|| McpError::internal_error(format!("no tool {name}"), None))?;
         let project = self.inner.projects.current().await;
         let root = project.root.clone();
         let files = tokio::task::spawn_blocking(move || FileGuard::load(&root, false))
@@ -121,7 +112,7 @@ impl MiraMcp {
             cancel: &cancel,
             files: &files,
         };
-        match tool.run(args, &cx).await {
+        match tool.call(args, &cx).await {
             Ok(out) => Ok(self.text(&out.text)),
             Err(ToolError::InvalidArgs(m)) => Err(McpError::invalid_params(
                 self.redact(&format!("invalid arguments: {m}")),
@@ -145,6 +136,20 @@ impl MiraMcp {
     }
 }
 
+/// `memories` is MCP's own tool (the model recalls instead), so its arguments live here.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct MemoriesArgs {
+    /// Only this kind.
+    #[serde(default)]
+    kind: Option<MemoryKind>,
+    /// At most this many, newest first (default 50).
+    #[serde(default)]
+    limit: Option<u32>,
+    /// Also superseded and forgotten memories (an audit view).
+    #[serde(default)]
+    include_inactive: bool,
+}
+
 #[tool_router]
 impl MiraMcp {
     #[tool(
@@ -155,9 +160,9 @@ impl MiraMcp {
     )]
     async fn remember(
         &self,
-        Parameters(a): Parameters<args::Remember>,
+        Parameters(a): Parameters<tools::RememberArgs>,
     ) -> Result<CallToolResult, McpError> {
-        self.run_tool("remember", a).await
+        self.run_tool(tools::Remember, a).await
     }
 
     #[tool(
@@ -167,9 +172,9 @@ impl MiraMcp {
     )]
     async fn recall(
         &self,
-        Parameters(a): Parameters<args::Recall>,
+        Parameters(a): Parameters<tools::RecallArgs>,
     ) -> Result<CallToolResult, McpError> {
-        self.run_tool("recall", a).await
+        self.run_tool(tools::Recall, a).await
     }
 
     #[tool(
@@ -179,9 +184,9 @@ impl MiraMcp {
     )]
     async fn forget(
         &self,
-        Parameters(a): Parameters<args::Forget>,
+        Parameters(a): Parameters<tools::ForgetArgs>,
     ) -> Result<CallToolResult, McpError> {
-        self.run_tool("forget", a).await
+        self.run_tool(tools::Forget, a).await
     }
 
     #[tool(
@@ -189,17 +194,13 @@ impl MiraMcp {
     )]
     async fn memories(
         &self,
-        Parameters(a): Parameters<args::Memories>,
+        Parameters(a): Parameters<MemoriesArgs>,
     ) -> Result<CallToolResult, McpError> {
         let project = self.inner.projects.current().await;
         let filter = ListFilter {
             project: None,
             include_inactive: a.include_inactive,
-            kind: a
-                .kind
-                .map(|k| k.as_str().parse::<MemoryKind>())
-                .transpose()
-                .map_err(|e| McpError::invalid_params(e.to_string(), None))?,
+            kind: a.kind,
             limit: a.limit.unwrap_or(50).clamp(1, 500) as usize,
             ..Default::default()
         };
@@ -226,9 +227,9 @@ impl MiraMcp {
     )]
     async fn goals(
         &self,
-        Parameters(a): Parameters<args::Goals>,
+        Parameters(a): Parameters<tools::GoalsArgs>,
     ) -> Result<CallToolResult, McpError> {
-        self.run_tool("goals", a).await
+        self.run_tool(tools::Goals, a).await
     }
 
     #[tool(
@@ -237,9 +238,9 @@ impl MiraMcp {
     )]
     async fn tasks(
         &self,
-        Parameters(a): Parameters<args::Tasks>,
+        Parameters(a): Parameters<tools::TasksArgs>,
     ) -> Result<CallToolResult, McpError> {
-        self.run_tool("tasks", a).await
+        self.run_tool(tools::Tasks, a).await
     }
 
     #[tool(
@@ -249,9 +250,9 @@ impl MiraMcp {
     )]
     async fn find_symbol(
         &self,
-        Parameters(a): Parameters<args::FindSymbol>,
+        Parameters(a): Parameters<tools::FindSymbolArgs>,
     ) -> Result<CallToolResult, McpError> {
-        self.run_tool("find_symbol", a).await
+        self.run_tool(tools::FindSymbol, a).await
     }
 
     #[tool(
@@ -260,9 +261,9 @@ impl MiraMcp {
     )]
     async fn symbol_context(
         &self,
-        Parameters(a): Parameters<args::SymbolContext>,
+        Parameters(a): Parameters<tools::SymbolContextArgs>,
     ) -> Result<CallToolResult, McpError> {
-        self.run_tool("symbol_context", a).await
+        self.run_tool(tools::SymbolContext, a).await
     }
 
     #[tool(
@@ -272,9 +273,9 @@ impl MiraMcp {
     )]
     async fn search_code(
         &self,
-        Parameters(a): Parameters<args::SearchCode>,
+        Parameters(a): Parameters<tools::SearchCodeArgs>,
     ) -> Result<CallToolResult, McpError> {
-        self.run_tool("search_code", a).await
+        self.run_tool(tools::SearchCode, a).await
     }
 
     #[tool(description = "The project Mira serves and what its code index holds (files, symbols).")]

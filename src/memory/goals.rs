@@ -12,9 +12,17 @@ use super::model::{Scope, now_ms};
 macro_rules! text_enum {
     ($(#[$m:meta])* $name:ident, $what:literal { $($variant:ident = $text:literal),+ $(,)? }) => {
         $(#[$m])*
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, schemars::JsonSchema)]
         #[serde(rename_all = "lowercase")]
         pub enum $name { $($variant),+ }
+
+        // Through `FromStr`: the model's tools and MCP accept the spellings the CLI does.
+        impl<'de> serde::Deserialize<'de> for $name {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                let s = <std::borrow::Cow<'de, str>>::deserialize(d)?;
+                s.parse().map_err(serde::de::Error::custom)
+            }
+        }
 
         impl $name {
             pub const ALL: &'static [$name] = &[$($name::$variant),+];

@@ -8,7 +8,7 @@ use rusqlite::Row;
 use super::MemoryError;
 
 /// What a memory is. Stored as lower-case text; parsed with a clear error for anything else.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum MemoryKind {
     Fact,
@@ -38,6 +38,15 @@ impl MemoryKind {
 impl fmt::Display for MemoryKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
+    }
+}
+
+/// Through [`FromStr`], so every face (the model's tools, MCP, LSP commands) accepts the same
+/// spellings and gets the same error.
+impl<'de> serde::Deserialize<'de> for MemoryKind {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = <std::borrow::Cow<'de, str>>::deserialize(d)?;
+        s.parse().map_err(serde::de::Error::custom)
     }
 }
 

@@ -10,6 +10,9 @@ use serde_json::Value;
 use std::fmt;
 use tower_lsp_server::ls_types::{Diagnostic, Position, Range, Uri};
 
+use crate::llm::Effort;
+use crate::memory::MemoryKind;
+
 /// Every command name Mira answers, in the order `mira.status` and errors list them.
 pub const COMMANDS: &[&str] = &[
     "mira.ask",
@@ -41,29 +44,7 @@ pub struct AskArgs {
     pub position: Option<Position>,
     /// Reasoning effort for this question, over the router's choice and `agent.effort`.
     #[serde(default)]
-    pub effort: Option<EffortArg>,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum EffortArg {
-    None,
-    Low,
-    Medium,
-    High,
-    Xhigh,
-}
-
-impl From<EffortArg> for crate::llm::Effort {
-    fn from(e: EffortArg) -> Self {
-        match e {
-            EffortArg::None => crate::llm::Effort::None,
-            EffortArg::Low => crate::llm::Effort::Low,
-            EffortArg::Medium => crate::llm::Effort::Medium,
-            EffortArg::High => crate::llm::Effort::High,
-            EffortArg::Xhigh => crate::llm::Effort::XHigh,
-        }
-    }
+    pub effort: Option<Effort>,
 }
 
 #[derive(Clone, Debug, PartialEq, Deserialize)]
@@ -104,15 +85,6 @@ pub struct ProposalArgs {
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum MemoryKindArg {
-    Fact,
-    Preference,
-    Decision,
-    Correction,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "lowercase")]
 pub enum ScopeArg {
     Global,
     Project,
@@ -124,7 +96,7 @@ pub struct RememberArgs {
     #[serde(default)]
     pub text: String,
     #[serde(default)]
-    pub kind: Option<MemoryKindArg>,
+    pub kind: Option<MemoryKind>,
     #[serde(default)]
     pub scope: Option<ScopeArg>,
     /// The id of the memory this text corrects (it is superseded, never recalled again).
@@ -137,12 +109,8 @@ pub struct RememberArgs {
     pub range: Option<Range>,
 }
 
-#[derive(Clone, Debug, PartialEq, Deserialize)]
-pub struct RecallArgs {
-    pub query: String,
-    #[serde(default)]
-    pub limit: Option<usize>,
-}
+/// The model's `recall` takes the same arguments.
+pub use crate::agent::tools::RecallArgs;
 
 #[derive(Clone, Debug, PartialEq, Deserialize)]
 pub struct ForgetArgs {
@@ -396,7 +364,7 @@ mod tests {
             )
             .unwrap(),
             Command::Remember(RememberArgs {
-                kind: Some(MemoryKindArg::Preference),
+                kind: Some(MemoryKind::Preference),
                 ..
             })
         ));

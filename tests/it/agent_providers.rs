@@ -232,7 +232,7 @@ async fn cancellation_stops_a_slow_stream_promptly() {
 
 #[test]
 fn no_provider_says_how_to_set_one() {
-    use mira::config::{ApiKeys, ProviderConfig};
+    use mira::llm::{ApiKeys, ProviderConfig};
     let err = ProviderSettings::resolve(&ProviderConfig::default(), &ApiKeys::default())
         .unwrap_err()
         .to_string();
@@ -267,7 +267,8 @@ fn no_provider_says_how_to_set_one() {
 
 #[test]
 fn the_config_the_message_suggests_actually_works() {
-    use mira::config::{ApiKeys, ConfigInputs, Env, ProviderConfig};
+    use mira::config::{ConfigInputs, Env};
+    use mira::llm::{ApiKeys, ProviderConfig};
     let err = ProviderSettings::resolve(&ProviderConfig::default(), &ApiKeys::default())
         .unwrap_err()
         .to_string();

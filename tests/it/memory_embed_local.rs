@@ -8,8 +8,8 @@ use crate::support as common;
 
 use std::path::PathBuf;
 
-use mira::config::{EmbedderConfig, EmbedderKind};
 use mira::embed::{Embedder, LocalEmbedder, cosine};
+use mira::embed::{EmbedderConfig, EmbedderKind};
 
 fn model_dir() -> PathBuf {
     if let Ok(d) = std::env::var("MIRA_MINILM_DIR") {

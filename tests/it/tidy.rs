@@ -20,7 +20,8 @@ const FLOORS: &[(&str, u8)] = &[
     ("llm", 40),
     ("store", 40),
     ("embed", 40),
-    ("config", 30),
+    // Composes the sections `llm` and `embed` own (and later the others), so sits above them.
+    ("config", 45),
     ("documents", 20),
     ("project", 20),
     ("redact", 20),
@@ -323,5 +324,133 @@ fn no_comment_cites_a_document_outside_the_repository() {
         bad.is_empty(),
         "comments citing documents that are not in the repository:\n{}",
         bad.join("\n")
+    );
+}
+
+/// One definition per tool schema: a tool's arguments are one type, and the schemas the model
+/// and MCP see are derived from it (`agent/tools/schema.rs`), never written by hand.
+#[test]
+fn every_tool_schema_is_derived_from_the_one_type_its_tool_parses() {
+    let mut files = Vec::new();
+    rust_files(&repo().join("src"), &mut files);
+    let derive_path = repo().join("src/agent/tools/schema.rs");
+    let mut bad = Vec::new();
+    let mut tool_impls = Vec::new();
+    for f in &files {
+        let text = std::fs::read_to_string(f).unwrap_or_default();
+        let rel = f.strip_prefix(repo()).unwrap().display().to_string();
+        for (i, line) in text.lines().enumerate() {
+            let code: String = line
+                .split("//")
+                .next()
+                .unwrap_or("")
+                .chars()
+                .filter(|c| !c.is_whitespace())
+                .collect();
+            let literal = ["\"type\":\"object\"", "\"properties\":{", "\"required\":["]
+                .iter()
+                .any(|k| code.contains(k));
+            if literal && *f != derive_path {
+                bad.push(format!(
+                    "{rel}:{}: a hand-written schema: {}",
+                    i + 1,
+                    line.trim()
+                ));
+            }
+            let words: Vec<&str> = line.split_whitespace().collect();
+            if code.starts_with("impl") && words.windows(2).any(|w| w == ["Tool", "for"]) {
+                tool_impls.push(format!("{rel}: {}", line.trim()));
+            }
+        }
+    }
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+    // Every tool goes through `TypedTool`, whose one blanket impl derives `parameters()` from
+    // the type `run` parses.
+    assert_eq!(
+        tool_impls,
+        ["src/agent/tools/mod.rs: impl<T: TypedTool> Tool for T {"],
+        "a tool implementing `Tool` by hand has a schema and a parser of its own"
+    );
+    // MCP's tools of the model's tool names take that tool's argument type: no second struct.
+    let mcp = read("src/mcp/server.rs");
+    let tools: Vec<&str> = mira::agent::tools::Registry::standard().names().collect();
+    let mut checked = 0;
+    for (name, rest) in mcp
+        .split("async fn ")
+        .skip(1)
+        .filter_map(|s| s.split_once('('))
+    {
+        if !tools.contains(&name) {
+            continue;
+        }
+        let camel: String = name
+            .split('_')
+            .map(|w| w[..1].to_uppercase() + &w[1..])
+            .collect();
+        let params = rest.split("->").next().unwrap_or("");
+        assert!(
+            params.contains(&format!("Parameters<tools::{camel}Args>")),
+            "MCP's `{name}` must take the model's `tools::{camel}Args`: {params}"
+        );
+        checked += 1;
+    }
+    assert!(
+        checked >= 8,
+        "found {checked} MCP tools that share the model's names"
+    );
+}
+
+/// One type per concept: the vocabulary `llm` and `memory` own (reasoning effort, prices,
+/// provider names, memory kinds) has no mirror in `config`, the command contract or a tool.
+#[test]
+fn each_shared_concept_is_one_type_in_the_module_that_owns_it() {
+    let mut files = Vec::new();
+    rust_files(&repo().join("src"), &mut files);
+    let mut types = Vec::new();
+    for f in &files {
+        let rel = f.strip_prefix(repo()).unwrap().display().to_string();
+        let text = std::fs::read_to_string(f).unwrap_or_default();
+        for line in text.lines() {
+            let words: Vec<&str> = line.split_whitespace().collect();
+            if let Some(i) = words.iter().position(|w| *w == "enum" || *w == "struct")
+                && words[..i].iter().all(|w| w.starts_with("pub"))
+                && let Some(name) = words.get(i + 1)
+            {
+                let name: String = name.chars().take_while(|c| c.is_alphanumeric()).collect();
+                types.push((name, rel.clone()));
+            }
+        }
+    }
+    let like = |pred: &dyn Fn(&str) -> bool| -> Vec<String> {
+        let mut v: Vec<String> = types
+            .iter()
+            .filter(|(n, _)| pred(n))
+            .map(|(n, f)| format!("{n} in {f}"))
+            .collect();
+        v.sort();
+        v
+    };
+    assert_eq!(
+        like(&|n| n.contains("Effort")),
+        ["Effort in src/llm/mod.rs"]
+    );
+    assert_eq!(
+        like(&|n| n.contains("Price")),
+        [
+            "Price in src/llm/price.rs",
+            "PriceTable in src/llm/price.rs"
+        ]
+    );
+    assert_eq!(
+        like(&|n| n.contains("MemoryKind") || n.ends_with("KindArg")),
+        ["MemoryKind in src/memory/model.rs"]
+    );
+    // The wire format and the name a user configures are two concepts, both `llm`'s.
+    assert_eq!(
+        like(&|n| n.starts_with("Provider") && (n.ends_with("Kind") || n.ends_with("Name"))),
+        [
+            "ProviderKind in src/llm/settings.rs",
+            "ProviderName in src/llm/settings.rs"
+        ]
     );
 }

@@ -5,57 +5,45 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use futures::future::BoxFuture;
+use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio::io::AsyncReadExt;
 
-use super::{Tool, ToolContext, ToolError, ToolOutput, arg_str, parse_args};
+use super::{ToolContext, ToolError, ToolOutput, TypedTool, arg_str};
 use crate::config::BashPolicy;
 
 pub struct Bash;
 
-#[derive(Deserialize)]
-struct Args {
+#[derive(Deserialize, JsonSchema)]
+pub struct BashArgs {
     command: String,
     #[serde(default)]
+    #[schemars(range(min = 1, max = 600))]
     timeout_secs: Option<u64>,
 }
 
 const MAX_OUTPUT: usize = 256 * 1024;
 
-impl Tool for Bash {
-    fn name(&self) -> &'static str {
-        "bash"
-    }
+impl TypedTool for Bash {
+    const NAME: &'static str = "bash";
+    type Args = BashArgs;
 
     fn description(&self) -> &'static str {
         "Run a shell command in the project root (bash -c). Off unless the user allowed it \
          (`agent.bash`); returns exit status, stdout and stderr."
     }
 
-    fn parameters(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "command": {"type": "string"},
-                "timeout_secs": {"type": "integer", "minimum": 1, "maximum": 600}
-            },
-            "required": ["command"],
-            "additionalProperties": false
-        })
-    }
-
     fn describe(&self, args: &Value) -> String {
         format!("$ {}", arg_str(args, "command"))
     }
 
-    fn run<'a>(
+    fn call<'a>(
         &'a self,
-        args: Value,
+        a: Self::Args,
         cx: &'a ToolContext<'a>,
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         Box::pin(async move {
-            let a: Args = parse_args(args)?;
             match cx.bash {
                 BashPolicy::Off => {
                     return Err(ToolError::Refused(

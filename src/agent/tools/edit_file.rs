@@ -2,16 +2,17 @@
 //! confirmation on the CLI); `propose` is shared with `write_file`.
 
 use futures::future::BoxFuture;
+use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 
-use super::{Tool, ToolContext, ToolError, ToolOutput, arg_str, confine, current_text, parse_args};
+use super::{ToolContext, ToolError, ToolOutput, TypedTool, arg_str, confine, current_text};
 use crate::agent::host::{EditOutcome, FileEdit};
 
 pub struct EditFile;
 
-#[derive(Deserialize)]
-struct Args {
+#[derive(Deserialize, JsonSchema)]
+pub struct EditFileArgs {
     path: String,
     old_string: String,
     new_string: String,
@@ -19,10 +20,9 @@ struct Args {
     replace_all: bool,
 }
 
-impl Tool for EditFile {
-    fn name(&self) -> &'static str {
-        "edit_file"
-    }
+impl TypedTool for EditFile {
+    const NAME: &'static str = "edit_file";
+    type Args = EditFileArgs;
 
     fn description(&self) -> &'static str {
         "Replace exact text in a file. `old_string` must match the file exactly (without read_file's \
@@ -30,31 +30,16 @@ impl Tool for EditFile {
          user's editor (or is confirmed on the CLI); the result says whether it was applied."
     }
 
-    fn parameters(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "path": {"type": "string"},
-                "old_string": {"type": "string"},
-                "new_string": {"type": "string"},
-                "replace_all": {"type": "boolean"}
-            },
-            "required": ["path", "old_string", "new_string"],
-            "additionalProperties": false
-        })
-    }
-
     fn describe(&self, args: &Value) -> String {
         format!("edit {}", arg_str(args, "path"))
     }
 
-    fn run<'a>(
+    fn call<'a>(
         &'a self,
-        args: Value,
+        a: Self::Args,
         cx: &'a ToolContext<'a>,
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         Box::pin(async move {
-            let a: Args = parse_args(args)?;
             if a.old_string.is_empty() {
                 return Err(ToolError::InvalidArgs(
                     "`old_string` is empty; use write_file to create a file".into(),

@@ -4,58 +4,46 @@
 use futures::future::BoxFuture;
 use grep_regex::RegexMatcherBuilder;
 use grep_searcher::{BinaryDetection, SearcherBuilder, sinks::Lossy};
+use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 
-use super::{Tool, ToolContext, ToolError, ToolOutput, arg_str, blocking, confine, parse_args};
+use super::{ToolContext, ToolError, ToolOutput, TypedTool, arg_str, blocking, confine};
 
 pub struct Grep;
 
 const LIMIT: usize = 200;
 
-#[derive(Deserialize)]
-struct Args {
+#[derive(Deserialize, JsonSchema)]
+pub struct GrepArgs {
     pattern: String,
+    /// File or directory relative to the project root
     #[serde(default)]
     path: Option<String>,
+    /// Only files whose root-relative path matches, e.g. **/*.py
     #[serde(default)]
     glob: Option<String>,
 }
 
-impl Tool for Grep {
-    fn name(&self) -> &'static str {
-        "grep"
-    }
+impl TypedTool for Grep {
+    const NAME: &'static str = "grep";
+    type Args = GrepArgs;
 
     fn description(&self) -> &'static str {
         "Search project files for a regular expression (ripgrep syntax, smart case, .gitignore \
          respected). Returns `path:line: text` for each matching line."
     }
 
-    fn parameters(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "pattern": {"type": "string"},
-                "path": {"type": "string", "description": "File or directory relative to the project root"},
-                "glob": {"type": "string", "description": "Only files whose root-relative path matches, e.g. **/*.py"}
-            },
-            "required": ["pattern"],
-            "additionalProperties": false
-        })
-    }
-
     fn describe(&self, args: &Value) -> String {
         format!("grep {:?}", arg_str(args, "pattern"))
     }
 
-    fn run<'a>(
+    fn call<'a>(
         &'a self,
-        args: Value,
+        a: Self::Args,
         cx: &'a ToolContext<'a>,
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         Box::pin(async move {
-            let a: Args = parse_args(args)?;
             let matcher = RegexMatcherBuilder::new()
                 .case_smart(true)
                 .build(&a.pattern)

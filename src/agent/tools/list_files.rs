@@ -2,42 +2,33 @@
 //! and sensitive files respected, capped at 1,000 paths.
 
 use futures::future::BoxFuture;
+use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 
-use super::{Tool, ToolContext, ToolError, ToolOutput, arg_str, blocking, confine, parse_args};
+use super::{ToolContext, ToolError, ToolOutput, TypedTool, arg_str, blocking, confine};
 
 pub struct ListFiles;
 
 const LIMIT: usize = 1000;
 
-#[derive(Deserialize)]
-struct Args {
+#[derive(Deserialize, JsonSchema)]
+pub struct ListFilesArgs {
+    /// Directory relative to the project root (default: the root)
     #[serde(default)]
     path: Option<String>,
+    /// Glob over paths relative to the root, e.g. src/**/*.ts
     #[serde(default)]
     glob: Option<String>,
 }
 
-impl Tool for ListFiles {
-    fn name(&self) -> &'static str {
-        "list_files"
-    }
+impl TypedTool for ListFiles {
+    const NAME: &'static str = "list_files";
+    type Args = ListFilesArgs;
 
     fn description(&self) -> &'static str {
         "List project files (respecting .gitignore), optionally under a directory and filtered by a \
          glob such as `**/*.rs`. Paths are relative to the project root."
-    }
-
-    fn parameters(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "path": {"type": "string", "description": "Directory relative to the project root (default: the root)"},
-                "glob": {"type": "string", "description": "Glob over paths relative to the root, e.g. src/**/*.ts"}
-            },
-            "additionalProperties": false
-        })
     }
 
     fn describe(&self, args: &Value) -> String {
@@ -58,13 +49,12 @@ impl Tool for ListFiles {
         )
     }
 
-    fn run<'a>(
+    fn call<'a>(
         &'a self,
-        args: Value,
+        a: Self::Args,
         cx: &'a ToolContext<'a>,
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         Box::pin(async move {
-            let a: Args = parse_args(args)?;
             let root = cx.root.to_path_buf();
             let dir = confine::resolve(cx.root, a.path.as_deref().unwrap_or("."))?;
             let guard = cx.files.clone();

@@ -4,10 +4,11 @@
 //! on every write. The model and the user share one memory and one wording.
 
 use futures::future::BoxFuture;
+use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 
-use super::{Tool, ToolContext, ToolError, ToolOutput, arg_str, parse_args};
+use super::{ToolContext, ToolError, ToolOutput, TypedTool, arg_str};
 use crate::memory::goals::{self, GoalStatus, GoalUpdate, Priority, TaskStatus, TaskUpdate};
 use crate::memory::{MemoryError, MemoryKind, ProjectRef, RememberRequest};
 
@@ -19,8 +20,17 @@ fn failed(e: MemoryError) -> ToolError {
     }
 }
 
-fn parse<T: std::str::FromStr<Err = MemoryError>>(v: Option<&str>) -> Result<Option<T>, ToolError> {
-    v.map(str::parse).transpose().map_err(failed)
+/// An argument the action needs, in the words serde uses for a missing field.
+fn needed<T>(v: Option<T>, field: &str) -> Result<T, ToolError> {
+    v.ok_or_else(|| ToolError::InvalidArgs(format!("missing field `{field}`")))
+}
+
+#[derive(Clone, Copy, Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Action {
+    List,
+    Add,
+    Update,
 }
 
 fn project(cx: &ToolContext) -> ProjectRef {
@@ -34,23 +44,24 @@ fn scope(cx: &ToolContext, project_scoped: bool) -> Option<ProjectRef> {
 
 pub struct Remember;
 
-#[derive(Deserialize)]
-struct RememberArgs {
+#[derive(Deserialize, JsonSchema)]
+pub struct RememberArgs {
+    /// What to remember, in one or two sentences.
     text: String,
+    /// fact (default), preference, decision, or correction (replaces an earlier memory).
     #[serde(default)]
-    kind: Option<String>,
-    /// Only in this project (default: global, follows the user everywhere).
+    kind: Option<MemoryKind>,
+    /// Only in this project; default: global, follows the user everywhere.
     #[serde(default)]
     project: bool,
-    /// The id of a memory this one corrects (it is superseded, never recalled again).
+    /// The id of the memory this one corrects (it is superseded, never recalled again).
     #[serde(default)]
     corrects: Option<i64>,
 }
 
-impl Tool for Remember {
-    fn name(&self) -> &'static str {
-        "remember"
-    }
+impl TypedTool for Remember {
+    const NAME: &'static str = "remember";
+    type Args = RememberArgs;
 
     fn description(&self) -> &'static str {
         "Store a long-term memory: a fact, the user's preference, a decision, or a correction \
@@ -60,32 +71,17 @@ impl Tool for Remember {
          the code."
     }
 
-    fn parameters(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "text": {"type": "string"},
-                "kind": {"type": "string", "enum": ["fact", "preference", "decision", "correction"]},
-                "project": {"type": "boolean"},
-                "corrects": {"type": "integer"}
-            },
-            "required": ["text"],
-            "additionalProperties": false
-        })
-    }
-
     fn describe(&self, args: &Value) -> String {
         format!("remember: {}", arg_str(args, "text"))
     }
 
-    fn run<'a>(
+    fn call<'a>(
         &'a self,
-        args: Value,
+        a: Self::Args,
         cx: &'a ToolContext<'a>,
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         Box::pin(async move {
-            let a: RememberArgs = parse_args(args)?;
-            let kind = parse::<MemoryKind>(a.kind.as_deref())?.unwrap_or(match a.corrects {
+            let kind = a.kind.unwrap_or(match a.corrects {
                 Some(_) => MemoryKind::Correction,
                 None => MemoryKind::Fact,
             });
@@ -111,46 +107,36 @@ impl Tool for Remember {
 
 pub struct Recall;
 
-#[derive(Deserialize)]
-struct RecallArgs {
-    query: String,
+/// Also `mira.recall`'s arguments, whose default limit is its own.
+#[derive(Clone, Debug, PartialEq, Deserialize, JsonSchema)]
+pub struct RecallArgs {
+    /// What to look for (words, names, a question).
+    pub query: String,
+    /// At most this many memories (default 8).
     #[serde(default)]
-    limit: Option<usize>,
+    #[schemars(range(min = 1, max = 50))]
+    pub limit: Option<usize>,
 }
 
-impl Tool for Recall {
-    fn name(&self) -> &'static str {
-        "recall"
-    }
+impl TypedTool for Recall {
+    const NAME: &'static str = "recall";
+    type Args = RecallArgs;
 
     fn description(&self) -> &'static str {
         "Search long-term memories (global ones and this project's): facts, preferences, \
          decisions and corrections from earlier conversations. Returns id, kind and text."
     }
 
-    fn parameters(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "query": {"type": "string"},
-                "limit": {"type": "integer", "minimum": 1, "maximum": 50}
-            },
-            "required": ["query"],
-            "additionalProperties": false
-        })
-    }
-
     fn describe(&self, args: &Value) -> String {
         format!("recall {}", arg_str(args, "query"))
     }
 
-    fn run<'a>(
+    fn call<'a>(
         &'a self,
-        args: Value,
+        a: Self::Args,
         cx: &'a ToolContext<'a>,
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         Box::pin(async move {
-            let a: RecallArgs = parse_args(args)?;
             let hits = cx
                 .memory
                 .recall(&a.query, Some(project(cx)), a.limit.unwrap_or(8).min(50))
@@ -174,28 +160,19 @@ impl Tool for Recall {
 
 pub struct Forget;
 
-#[derive(Deserialize)]
-struct ForgetArgs {
+#[derive(Deserialize, JsonSchema)]
+pub struct ForgetArgs {
+    /// The memory's id (`#12` in recall results is 12).
     id: i64,
 }
 
-impl Tool for Forget {
-    fn name(&self) -> &'static str {
-        "forget"
-    }
+impl TypedTool for Forget {
+    const NAME: &'static str = "forget";
+    type Args = ForgetArgs;
 
     fn description(&self) -> &'static str {
         "Retract a memory the user no longer wants recalled (it is kept and can be restored). \
          For a memory that is wrong, prefer `remember` with `corrects`."
-    }
-
-    fn parameters(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {"id": {"type": "integer"}},
-            "required": ["id"],
-            "additionalProperties": false
-        })
     }
 
     fn describe(&self, args: &Value) -> String {
@@ -205,13 +182,12 @@ impl Tool for Forget {
         )
     }
 
-    fn run<'a>(
+    fn call<'a>(
         &'a self,
-        args: Value,
+        a: Self::Args,
         cx: &'a ToolContext<'a>,
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         Box::pin(async move {
-            let a: ForgetArgs = parse_args(args)?;
             let m = cx.memory.forget(a.id).await.map_err(failed)?;
             Ok(ToolOutput {
                 text: format!("memory #{} forgotten: {}", m.id, m.body),
@@ -223,38 +199,34 @@ impl Tool for Forget {
 
 pub struct Goals;
 
-#[derive(Deserialize)]
-#[serde(tag = "action", rename_all = "snake_case")]
-enum GoalsArgs {
-    List,
-    Add {
-        title: String,
-        #[serde(default)]
-        description: String,
-        #[serde(default)]
-        priority: Option<String>,
-        #[serde(default)]
-        project: bool,
-    },
-    Update {
-        id: i64,
-        #[serde(default)]
-        title: Option<String>,
-        #[serde(default)]
-        description: Option<String>,
-        #[serde(default)]
-        status: Option<String>,
-        #[serde(default)]
-        priority: Option<String>,
-        #[serde(default)]
-        progress: Option<u8>,
-    },
+#[derive(Deserialize, JsonSchema)]
+pub struct GoalsArgs {
+    /// list, add (needs title) or update (needs id).
+    action: Action,
+    #[serde(default)]
+    id: Option<i64>,
+    #[serde(default)]
+    title: Option<String>,
+    #[serde(default)]
+    description: Option<String>,
+    /// active, paused, done or abandoned.
+    #[serde(default)]
+    status: Option<GoalStatus>,
+    /// low, normal, high or urgent.
+    #[serde(default)]
+    priority: Option<Priority>,
+    /// Percent done.
+    #[serde(default)]
+    #[schemars(range(max = 100))]
+    progress: Option<u8>,
+    /// A new goal belongs to this project only (default: global).
+    #[serde(default)]
+    project: bool,
 }
 
-impl Tool for Goals {
-    fn name(&self) -> &'static str {
-        "goals"
-    }
+impl TypedTool for Goals {
+    const NAME: &'static str = "goals";
+    type Args = GoalsArgs;
 
     fn description(&self) -> &'static str {
         "The user's goals (global or per project): list them, add one, or update title, \
@@ -262,35 +234,16 @@ impl Tool for Goals {
          urgent) or progress (0-100)."
     }
 
-    fn parameters(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "action": {"type": "string", "enum": ["list", "add", "update"]},
-                "id": {"type": "integer"},
-                "title": {"type": "string"},
-                "description": {"type": "string"},
-                "status": {"type": "string", "enum": ["active", "paused", "done", "abandoned"]},
-                "priority": {"type": "string", "enum": ["low", "normal", "high", "urgent"]},
-                "progress": {"type": "integer", "minimum": 0, "maximum": 100},
-                "project": {"type": "boolean"}
-            },
-            "required": ["action"],
-            "additionalProperties": false
-        })
-    }
-
     fn describe(&self, args: &Value) -> String {
         format!("goals: {}", arg_str(args, "action"))
     }
 
-    fn run<'a>(
+    fn call<'a>(
         &'a self,
-        args: Value,
+        a: Self::Args,
         cx: &'a ToolContext<'a>,
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         Box::pin(async move {
-            let a: GoalsArgs = parse_args(args)?;
             let line = |g: &goals::Goal| {
                 format!(
                     "#{} [{} {} {}%] {}",
@@ -298,8 +251,8 @@ impl Tool for Goals {
                 )
             };
             let m = cx.memory;
-            match a {
-                GoalsArgs::List => {
+            match a.action {
+                Action::List => {
                     let gs = m.goals(Some(project(cx)), false).await.map_err(failed)?;
                     let text: Vec<String> = gs.iter().map(line).collect();
                     Ok(ToolOutput {
@@ -311,16 +264,12 @@ impl Tool for Goals {
                         },
                     })
                 }
-                GoalsArgs::Add {
-                    title,
-                    description,
-                    priority,
-                    project,
-                } => {
-                    let priority =
-                        parse::<Priority>(priority.as_deref())?.unwrap_or(Priority::Normal);
+                Action::Add => {
+                    let title = needed(a.title, "title")?;
+                    let description = a.description.unwrap_or_default();
+                    let priority = a.priority.unwrap_or(Priority::Normal);
                     let g = m
-                        .add_goal(scope(cx, project), title, description, priority)
+                        .add_goal(scope(cx, a.project), title, description, priority)
                         .await
                         .map_err(failed)?;
                     Ok(ToolOutput {
@@ -328,20 +277,14 @@ impl Tool for Goals {
                         text: line(&g),
                     })
                 }
-                GoalsArgs::Update {
-                    id,
-                    title,
-                    description,
-                    status,
-                    priority,
-                    progress,
-                } => {
+                Action::Update => {
+                    let id = needed(a.id, "id")?;
                     let u = GoalUpdate {
-                        title,
-                        description,
-                        status: parse::<GoalStatus>(status.as_deref())?,
-                        priority: parse::<Priority>(priority.as_deref())?,
-                        progress,
+                        title: a.title,
+                        description: a.description,
+                        status: a.status,
+                        priority: a.priority,
+                        progress: a.progress,
                     };
                     let g = m.update_goal(id, u).await.map_err(failed)?;
                     Ok(ToolOutput {
@@ -356,71 +299,47 @@ impl Tool for Goals {
 
 pub struct Tasks;
 
-#[derive(Deserialize)]
-#[serde(tag = "action", rename_all = "snake_case")]
-enum TasksArgs {
-    List {
-        #[serde(default)]
-        goal: Option<i64>,
-    },
-    Add {
-        title: String,
-        #[serde(default)]
-        priority: Option<String>,
-        #[serde(default)]
-        goal: Option<i64>,
-        #[serde(default)]
-        project: bool,
-    },
-    Update {
-        id: i64,
-        #[serde(default)]
-        title: Option<String>,
-        #[serde(default)]
-        status: Option<String>,
-        #[serde(default)]
-        priority: Option<String>,
-    },
+#[derive(Deserialize, JsonSchema)]
+pub struct TasksArgs {
+    /// list (open tasks), add (needs title) or update (needs id).
+    action: Action,
+    #[serde(default)]
+    id: Option<i64>,
+    #[serde(default)]
+    title: Option<String>,
+    /// todo, doing, done or cancelled.
+    #[serde(default)]
+    status: Option<TaskStatus>,
+    /// low, normal, high or urgent.
+    #[serde(default)]
+    priority: Option<Priority>,
+    /// The goal a task belongs to (list: only its tasks).
+    #[serde(default)]
+    goal: Option<i64>,
+    /// A new task belongs to this project only (default: global).
+    #[serde(default)]
+    project: bool,
 }
 
-impl Tool for Tasks {
-    fn name(&self) -> &'static str {
-        "tasks"
-    }
+impl TypedTool for Tasks {
+    const NAME: &'static str = "tasks";
+    type Args = TasksArgs;
 
     fn description(&self) -> &'static str {
         "The user's tasks (optionally under a goal): list open ones, add one, or update title, \
          status (todo, doing, done, cancelled) or priority."
     }
 
-    fn parameters(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "action": {"type": "string", "enum": ["list", "add", "update"]},
-                "id": {"type": "integer"},
-                "title": {"type": "string"},
-                "status": {"type": "string", "enum": ["todo", "doing", "done", "cancelled"]},
-                "priority": {"type": "string", "enum": ["low", "normal", "high", "urgent"]},
-                "goal": {"type": "integer"},
-                "project": {"type": "boolean"}
-            },
-            "required": ["action"],
-            "additionalProperties": false
-        })
-    }
-
     fn describe(&self, args: &Value) -> String {
         format!("tasks: {}", arg_str(args, "action"))
     }
 
-    fn run<'a>(
+    fn call<'a>(
         &'a self,
-        args: Value,
+        a: Self::Args,
         cx: &'a ToolContext<'a>,
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         Box::pin(async move {
-            let a: TasksArgs = parse_args(args)?;
             let line = |t: &goals::Task| {
                 let goal = t
                     .goal_id
@@ -429,10 +348,10 @@ impl Tool for Tasks {
                 format!("#{} [{} {}] {}{goal}", t.id, t.status, t.priority, t.title)
             };
             let m = cx.memory;
-            match a {
-                TasksArgs::List { goal } => {
+            match a.action {
+                Action::List => {
                     let ts = m
-                        .tasks(Some(project(cx)), goal, false)
+                        .tasks(Some(project(cx)), a.goal, false)
                         .await
                         .map_err(failed)?;
                     let text: Vec<String> = ts.iter().map(line).collect();
@@ -445,16 +364,11 @@ impl Tool for Tasks {
                         },
                     })
                 }
-                TasksArgs::Add {
-                    title,
-                    priority,
-                    goal,
-                    project,
-                } => {
-                    let priority =
-                        parse::<Priority>(priority.as_deref())?.unwrap_or(Priority::Normal);
+                Action::Add => {
+                    let title = needed(a.title, "title")?;
+                    let priority = a.priority.unwrap_or(Priority::Normal);
                     let t = m
-                        .add_task(scope(cx, project), title, priority, goal)
+                        .add_task(scope(cx, a.project), title, priority, a.goal)
                         .await
                         .map_err(failed)?;
                     Ok(ToolOutput {
@@ -462,16 +376,12 @@ impl Tool for Tasks {
                         text: line(&t),
                     })
                 }
-                TasksArgs::Update {
-                    id,
-                    title,
-                    status,
-                    priority,
-                } => {
+                Action::Update => {
+                    let id = needed(a.id, "id")?;
                     let u = TaskUpdate {
-                        title,
-                        status: parse::<TaskStatus>(status.as_deref())?,
-                        priority: parse::<Priority>(priority.as_deref())?,
+                        title: a.title,
+                        status: a.status,
+                        priority: a.priority,
                         goal_id: None,
                     };
                     let t = m.update_task(id, u).await.map_err(failed)?;

@@ -15,6 +15,7 @@ mod list_files;
 mod memory;
 mod read_artifact;
 mod read_file;
+pub mod schema;
 mod search_code;
 mod symbols;
 mod write_file;
@@ -22,6 +23,7 @@ mod write_file;
 use std::path::Path;
 
 use futures::future::BoxFuture;
+use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
@@ -32,6 +34,12 @@ use crate::store::Store;
 
 use super::host::TurnHost;
 pub use guard::FileGuard;
+pub use memory::{
+    Forget, ForgetArgs, Goals, GoalsArgs, Recall, RecallArgs, Remember, RememberArgs,
+};
+pub use memory::{Tasks, TasksArgs};
+pub use search_code::{SearchCode, SearchCodeArgs};
+pub use symbols::{FindSymbol, FindSymbolArgs, SymbolContext, SymbolContextArgs};
 
 pub struct ToolContext<'a> {
     /// Canonical project root; file tools never leave it.
@@ -72,6 +80,8 @@ pub enum ToolError {
     Failed(String),
 }
 
+/// A tool as the turn loop sees it: arguments arrive as the model's JSON. Implemented only
+/// through [`TypedTool`], so a tool's schema and its parser cannot drift apart.
 pub trait Tool: Send + Sync {
     fn name(&self) -> &'static str;
     fn description(&self) -> &'static str;
@@ -84,6 +94,54 @@ pub trait Tool: Send + Sync {
         args: Value,
         cx: &'a ToolContext<'a>,
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>>;
+}
+
+/// A tool and its one argument type. The type's doc comments are the argument descriptions;
+/// its schema is what the model is shown ([`schema::parameters`]) and what MCP lists, and MCP
+/// calls [`TypedTool::call`] with arguments it has already parsed.
+pub trait TypedTool: Send + Sync {
+    const NAME: &'static str;
+    type Args: DeserializeOwned + JsonSchema + Send;
+    fn description(&self) -> &'static str;
+    /// A short description of one call, shown before it runs. It reads the raw JSON so that
+    /// history still shows something for a call whose arguments did not parse.
+    fn describe(&self, args: &Value) -> String;
+    fn call<'a>(
+        &'a self,
+        args: Self::Args,
+        cx: &'a ToolContext<'a>,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>>;
+}
+
+impl<T: TypedTool> Tool for T {
+    fn name(&self) -> &'static str {
+        T::NAME
+    }
+
+    fn description(&self) -> &'static str {
+        TypedTool::description(self)
+    }
+
+    fn parameters(&self) -> Value {
+        schema::parameters::<T::Args>()
+    }
+
+    fn describe(&self, args: &Value) -> String {
+        TypedTool::describe(self, args)
+    }
+
+    fn run<'a>(
+        &'a self,
+        args: Value,
+        cx: &'a ToolContext<'a>,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+        match serde_json::from_value(args) {
+            Ok(args) => self.call(args, cx),
+            Err(e) => Box::pin(std::future::ready(Err(ToolError::InvalidArgs(
+                e.to_string(),
+            )))),
+        }
+    }
 }
 
 pub struct Registry {
@@ -167,10 +225,6 @@ pub(crate) fn project_row(store: &Store, project: Option<i64>, root: &Path) -> O
             .ok()
             .flatten()
     })
-}
-
-pub(crate) fn parse_args<T: DeserializeOwned>(args: Value) -> Result<T, ToolError> {
-    serde_json::from_value(args).map_err(|e| ToolError::InvalidArgs(e.to_string()))
 }
 
 /// Run filesystem work off the async runtime.

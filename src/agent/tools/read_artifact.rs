@@ -2,46 +2,34 @@
 //! byte offset and length.
 
 use futures::future::BoxFuture;
+use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 
-use super::{Tool, ToolContext, ToolError, ToolOutput, blocking, parse_args};
+use super::{ToolContext, ToolError, ToolOutput, TypedTool, blocking};
 use crate::agent::conversation;
 
 pub struct ReadArtifact;
 
-#[derive(Deserialize)]
-struct Args {
+#[derive(Deserialize, JsonSchema)]
+pub struct ReadArtifactArgs {
     id: i64,
     #[serde(default)]
     offset: usize,
     #[serde(default)]
+    #[schemars(range(min = 1))]
     length: Option<usize>,
 }
 
 const DEFAULT_LENGTH: usize = 12 * 1024;
 
-impl Tool for ReadArtifact {
-    fn name(&self) -> &'static str {
-        "read_artifact"
-    }
+impl TypedTool for ReadArtifact {
+    const NAME: &'static str = "read_artifact";
+    type Args = ReadArtifactArgs;
 
     fn description(&self) -> &'static str {
         "Read part of a large tool output that was stored as an artifact (the tool result names \
          its id). `offset` and `length` are in bytes."
-    }
-
-    fn parameters(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "id": {"type": "integer"},
-                "offset": {"type": "integer", "minimum": 0},
-                "length": {"type": "integer", "minimum": 1}
-            },
-            "required": ["id"],
-            "additionalProperties": false
-        })
     }
 
     fn describe(&self, args: &Value) -> String {
@@ -51,13 +39,12 @@ impl Tool for ReadArtifact {
         )
     }
 
-    fn run<'a>(
+    fn call<'a>(
         &'a self,
-        args: Value,
+        a: Self::Args,
         cx: &'a ToolContext<'a>,
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         Box::pin(async move {
-            let a: Args = parse_args(args)?;
             let store = cx.store.clone();
             let found = blocking(move || {
                 store

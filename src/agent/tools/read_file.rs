@@ -2,57 +2,46 @@
 //! when it is open.
 
 use futures::future::BoxFuture;
+use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 
-use super::{Tool, ToolContext, ToolError, ToolOutput, arg_str, confine, current_text, parse_args};
+use super::{ToolContext, ToolError, ToolOutput, TypedTool, arg_str, confine, current_text};
 
 pub struct ReadFile;
 
-#[derive(Deserialize)]
-struct Args {
+#[derive(Deserialize, JsonSchema)]
+pub struct ReadFileArgs {
+    /// Path relative to the project root
     path: String,
     /// First line to return, 1-based.
     #[serde(default)]
+    #[schemars(range(min = 1))]
     start_line: Option<usize>,
     #[serde(default)]
+    #[schemars(range(min = 1))]
     max_lines: Option<usize>,
 }
 
-impl Tool for ReadFile {
-    fn name(&self) -> &'static str {
-        "read_file"
-    }
+impl TypedTool for ReadFile {
+    const NAME: &'static str = "read_file";
+    type Args = ReadFileArgs;
 
     fn description(&self) -> &'static str {
         "Read a text file of the project (the editor's unsaved version when it is open). Lines are \
          prefixed with their 1-based number and a tab; the prefix is not part of the file."
     }
 
-    fn parameters(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "path": {"type": "string", "description": "Path relative to the project root"},
-                "start_line": {"type": "integer", "minimum": 1},
-                "max_lines": {"type": "integer", "minimum": 1}
-            },
-            "required": ["path"],
-            "additionalProperties": false
-        })
-    }
-
     fn describe(&self, args: &Value) -> String {
         format!("read {}", arg_str(args, "path"))
     }
 
-    fn run<'a>(
+    fn call<'a>(
         &'a self,
-        args: Value,
+        a: Self::Args,
         cx: &'a ToolContext<'a>,
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         Box::pin(async move {
-            let a: Args = parse_args(args)?;
             let path = confine::resolve(cx.root, &a.path)?;
             if path.is_dir() {
                 return Err(ToolError::Failed(format!(

@@ -2,29 +2,32 @@
 //! on) — find code by what it does, not only by name.
 
 use futures::future::BoxFuture;
+use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 
-use super::{Tool, ToolContext, ToolError, ToolOutput, arg_str, parse_args};
+use super::{ToolContext, ToolError, ToolOutput, TypedTool, arg_str};
 use crate::agent::knowledge::code_search;
 use crate::index::search::read_lines;
 
 pub struct SearchCode;
 
-#[derive(Deserialize)]
-struct Args {
+#[derive(Deserialize, JsonSchema)]
+pub struct SearchCodeArgs {
+    /// What the code does, or names in it
     query: String,
+    /// At most this many hits (default 8).
     #[serde(default)]
+    #[schemars(range(min = 1, max = 30))]
     limit: Option<usize>,
 }
 
 /// Lines of code shown per hit.
 const HIT_LINES: usize = 40;
 
-impl Tool for SearchCode {
-    fn name(&self) -> &'static str {
-        "search_code"
-    }
+impl TypedTool for SearchCode {
+    const NAME: &'static str = "search_code";
+    type Args = SearchCodeArgs;
 
     fn description(&self) -> &'static str {
         "Search the project's code by meaning or by name (\"where are retries with backoff \
@@ -32,29 +35,16 @@ impl Tool for SearchCode {
          methods with file:line, doc comment and code."
     }
 
-    fn parameters(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "query": {"type": "string", "description": "What the code does, or names in it"},
-                "limit": {"type": "integer", "minimum": 1, "maximum": 30}
-            },
-            "required": ["query"],
-            "additionalProperties": false
-        })
-    }
-
     fn describe(&self, args: &Value) -> String {
         format!("search code for {}", arg_str(args, "query"))
     }
 
-    fn run<'a>(
+    fn call<'a>(
         &'a self,
-        args: Value,
+        a: Self::Args,
         cx: &'a ToolContext<'a>,
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         Box::pin(async move {
-            let a: Args = parse_args(args)?;
             if a.query.trim().is_empty() {
                 return Err(ToolError::InvalidArgs("`query` is empty".into()));
             }

@@ -6,10 +6,11 @@
 //! milliseconds, not a reload of the whole index.
 
 use futures::future::BoxFuture;
+use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 
-use super::{Tool, ToolContext, ToolError, ToolOutput, arg_str, blocking, confine, parse_args};
+use super::{ToolContext, ToolError, ToolOutput, TypedTool, arg_str, blocking, confine};
 use crate::documents::PositionEncoding;
 use crate::index::model::SymbolKind;
 use crate::index::search;
@@ -96,19 +97,22 @@ fn line_of(s: &SymbolInfo, root: &std::path::Path) -> String {
 
 pub struct FindSymbol;
 
-#[derive(Deserialize)]
-struct FindArgs {
+#[derive(Deserialize, JsonSchema)]
+pub struct FindSymbolArgs {
+    /// A name or part of one
     query: String,
+    /// Only this kind: function, method, class, struct, interface, enum, constant, module, …
     #[serde(default)]
     kind: Option<String>,
+    /// At most this many (default 30).
     #[serde(default)]
+    #[schemars(range(min = 1, max = 200))]
     limit: Option<usize>,
 }
 
-impl Tool for FindSymbol {
-    fn name(&self) -> &'static str {
-        "find_symbol"
-    }
+impl TypedTool for FindSymbol {
+    const NAME: &'static str = "find_symbol";
+    type Args = FindSymbolArgs;
 
     fn description(&self) -> &'static str {
         "Find functions, types, methods and other symbols of the project by name (fuzzy: exact > \
@@ -116,30 +120,16 @@ impl Tool for FindSymbol {
          file:line and signature."
     }
 
-    fn parameters(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "query": {"type": "string", "description": "A name or part of one"},
-                "kind": {"type": "string", "description": "Only this kind: function, method, class, struct, interface, enum, constant, module, …"},
-                "limit": {"type": "integer", "minimum": 1, "maximum": 200}
-            },
-            "required": ["query"],
-            "additionalProperties": false
-        })
-    }
-
     fn describe(&self, args: &Value) -> String {
         format!("find symbol {}", arg_str(args, "query"))
     }
 
-    fn run<'a>(
+    fn call<'a>(
         &'a self,
-        args: Value,
+        a: Self::Args,
         cx: &'a ToolContext<'a>,
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         Box::pin(async move {
-            let a: FindArgs = parse_args(args)?;
             if a.query.trim().is_empty() {
                 return Err(ToolError::InvalidArgs("`query` is empty".into()));
             }
@@ -168,10 +158,11 @@ impl Tool for FindSymbol {
 
 pub struct SymbolContext;
 
-#[derive(Deserialize)]
-struct ContextArgs {
+#[derive(Deserialize, JsonSchema)]
+pub struct SymbolContextArgs {
+    /// The symbol's exact name
     name: String,
-    /// Prefer the definition in this file (project-relative).
+    /// Prefer the definition in this file (project-relative)
     #[serde(default)]
     path: Option<String>,
 }
@@ -179,39 +170,25 @@ struct ContextArgs {
 /// Lines of a definition shown at most.
 const MAX_BODY_LINES: usize = 120;
 
-impl Tool for SymbolContext {
-    fn name(&self) -> &'static str {
-        "symbol_context"
-    }
+impl TypedTool for SymbolContext {
+    const NAME: &'static str = "symbol_context";
+    type Args = SymbolContextArgs;
 
     fn description(&self) -> &'static str {
         "Everything about one symbol: its definition(s) with signature, doc comment and code, the \
          places that call it, and what Mira remembers about it."
     }
 
-    fn parameters(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "name": {"type": "string", "description": "The symbol's exact name"},
-                "path": {"type": "string", "description": "Prefer the definition in this file"}
-            },
-            "required": ["name"],
-            "additionalProperties": false
-        })
-    }
-
     fn describe(&self, args: &Value) -> String {
         format!("context of {}", arg_str(args, "name"))
     }
 
-    fn run<'a>(
+    fn call<'a>(
         &'a self,
-        args: Value,
+        a: Self::Args,
         cx: &'a ToolContext<'a>,
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         Box::pin(async move {
-            let a: ContextArgs = parse_args(args)?;
             let name = a.name.trim().to_string();
             if name.is_empty() {
                 return Err(ToolError::InvalidArgs("`name` is empty".into()));

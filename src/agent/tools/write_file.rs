@@ -2,50 +2,40 @@
 //! the host like `edit_file`.
 
 use futures::future::BoxFuture;
+use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::edit_file::propose;
-use super::{Tool, ToolContext, ToolError, ToolOutput, arg_str, confine, current_text, parse_args};
+use super::{ToolContext, ToolError, ToolOutput, TypedTool, arg_str, confine, current_text};
 
 pub struct WriteFile;
 
-#[derive(Deserialize)]
-struct Args {
+#[derive(Deserialize, JsonSchema)]
+pub struct WriteFileArgs {
     path: String,
     content: String,
 }
 
-impl Tool for WriteFile {
-    fn name(&self) -> &'static str {
-        "write_file"
-    }
+impl TypedTool for WriteFile {
+    const NAME: &'static str = "write_file";
+    type Args = WriteFileArgs;
 
     fn description(&self) -> &'static str {
         "Create a file, or replace a file's whole content. Prefer edit_file for changes to an \
          existing file. Goes through the user's editor or confirmation like edit_file."
     }
 
-    fn parameters(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {"path": {"type": "string"}, "content": {"type": "string"}},
-            "required": ["path", "content"],
-            "additionalProperties": false
-        })
-    }
-
     fn describe(&self, args: &Value) -> String {
         format!("write {}", arg_str(args, "path"))
     }
 
-    fn run<'a>(
+    fn call<'a>(
         &'a self,
-        args: Value,
+        a: Self::Args,
         cx: &'a ToolContext<'a>,
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         Box::pin(async move {
-            let a: Args = parse_args(args)?;
             let path = confine::resolve(cx.root, &a.path)?;
             cx.files.check(cx.root, &path)?;
             if path.is_dir() {

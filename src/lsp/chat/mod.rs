@@ -114,7 +114,7 @@ pub fn ask(state: &Arc<ServerState>, mut args: AskArgs) -> std::result::Result<V
     }
     let session = state.session().ok_or("Mira is not initialized yet")?;
     let editor = editor_context(state, &session.project.root, &args);
-    let effort = args.effort.map(crate::llm::Effort::from);
+    let effort = args.effort;
     start_turn(state, args.question, editor, None, effort)
 }
 

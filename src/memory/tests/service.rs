@@ -6,8 +6,9 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
-use crate::config::{EmbedderConfig, EmbedderKind, RecallWeights};
+use crate::config::RecallWeights;
 use crate::embed::Embedder;
+use crate::embed::{EmbedderConfig, EmbedderKind};
 use crate::memory::vectors;
 use crate::memory::{MemoryKind, MemoryService, Outcome, RememberRequest};
 use crate::store::Store;
