@@ -176,10 +176,4 @@ mod tests {
                 .is_none_or(|r| r == &json!([]))
         );
     }
-
-    #[test]
-    #[ignore = "prints every model schema, for reading"]
-    fn print_schemas() {
-        each_schema(|name, s| println!("{name}: {s}"));
-    }
 }

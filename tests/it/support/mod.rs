@@ -344,8 +344,28 @@ impl TestServer {
             .expect("an error response with id null")
     }
 
-    async fn wait_for<T>(&mut self, mut f: impl FnMut(&mut Inbox) -> Option<T>) -> Option<T> {
-        let deadline = tokio::time::Instant::now() + TIMEOUT;
+    /// Wait up to `within` for a notification with this method (consumed): for answers
+    /// that take as long as a real model does on a busy machine.
+    pub async fn notification_within(&mut self, method: &str, within: Duration) -> Value {
+        let m = method.to_string();
+        self.wait_for_within(within, move |inbox| {
+            let i = inbox.notifications.iter().position(|n| n["method"] == m)?;
+            Some(inbox.notifications.remove(i))
+        })
+        .await
+        .unwrap_or_else(|| panic!("no {method} notification within {within:?}"))
+    }
+
+    async fn wait_for<T>(&mut self, f: impl FnMut(&mut Inbox) -> Option<T>) -> Option<T> {
+        self.wait_for_within(TIMEOUT, f).await
+    }
+
+    async fn wait_for_within<T>(
+        &mut self,
+        within: Duration,
+        mut f: impl FnMut(&mut Inbox) -> Option<T>,
+    ) -> Option<T> {
+        let deadline = tokio::time::Instant::now() + within;
         loop {
             self.flush_replies().await;
             if let Some(v) = f(&mut self.inbox.lock().unwrap()) {
