@@ -123,8 +123,8 @@ pub struct IndexStatus {
     pub open_documents: usize,
     /// Every indexed folder finished its cold index.
     pub cold_index_done: bool,
-    /// Every indexed folder's symbols are stored (workspace/symbol, definitions and outlines
-    /// are complete); code-search chunks may still be coming.
+    /// Every indexed folder's symbols are in the view (workspace/symbol, definitions and
+    /// outlines are complete); references and code-search chunks may still be being stored.
     pub symbols_done: bool,
     /// The latest crawl of each indexed folder (the project's first), once it finished.
     pub roots: Vec<(PathBuf, Arc<CrawlStats>)>,

@@ -31,8 +31,9 @@ pub struct IndexSummary {
     pub symbols: usize,
     /// The cold index of every folder has finished (until then results are partial).
     pub ready: bool,
-    /// Every folder's symbols are stored: workspace/symbol, definitions and outlines are
-    /// complete even while `ready` waits for code search.
+    /// Every folder's symbols are in the index's view: workspace/symbol, definitions and
+    /// outlines are complete even while `ready` waits for references and code search to be
+    /// stored.
     pub symbols_ready: bool,
     /// Every folder indexed: the project's first, then the other workspace folders.
     pub folders: Vec<String>,
@@ -104,7 +105,7 @@ impl IndexSummary {
             format!("index {} files, {} symbols", self.files, self.symbols)
         } else if self.symbols_ready {
             format!(
-                "index {} files, {} symbols; code search indexing…",
+                "index {} files, {} symbols; references and code search indexing…",
                 self.files, self.symbols
             )
         } else {
