@@ -225,7 +225,7 @@ test('a tool chip reads the same live and from history, for every tool the serve
   const dir = path.join(root, '..', '..', 'src', 'agent', 'tools');
   const names = fs
     .readdirSync(dir)
-    .flatMap((f) => [...fs.readFileSync(path.join(dir, f), 'utf8').matchAll(/fn name\(&self\) -> &'static str \{\s*"([a-z_]+)"/g)].map((m) => m[1]));
+    .flatMap((f) => [...fs.readFileSync(path.join(dir, f), 'utf8').matchAll(/const NAME: &'static str = "([a-z_]+)"/g)].map((m) => m[1]));
   assert.ok(names.length >= 12, `tools: ${names}`);
   for (const name of names) assert.notEqual(toolChipText(name, undefined, '{}'), name, `${name} has a chip text`);
   // The same chip for the same call, whichever way the view learned of it.
