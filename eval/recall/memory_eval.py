@@ -37,6 +37,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
 BIN_COPY = "/tmp/mira-eval-bin"
+# Every question's ranked turn lists, for --dump (rerankers and fusion experiments read them).
+DUMP = []
 
 DEV_CATS = ["single_hop", "multi_hop", "temporal", "preference", "paraphrase"]
 # locomo10.json's category numbers, as the LoCoMo authors and most public harnesses read them
@@ -229,6 +231,8 @@ def run_conv(conv, binary, args, misses):
             # neighbour window or multi-turn chunks would turn into a hit)
             near = {n for e in ev for n in neighbours(e)}
             near_first = next((r + 1 for r, ts in enumerate(ranked) if near & set(ts)), None)
+            DUMP.append(dict(conv=conv["id"], question=q["question"], category=q["category"], evidence=q["evidence"],
+                             ranked=ranked))
             results.append(dict(category=q["category"], first=first, all_rank=all_rank, n_ev=len(ev), near_first=near_first))
             if misses is not None and (first is None or first > 5):
                 misses.append(dict(conv=conv["id"], category=q["category"], question=q["question"],
@@ -317,6 +321,7 @@ def main():
                     help="cli: one `mira recall --json` process per question (latency includes process start); mcp: the recall tool")
     ap.add_argument("-k", type=int, default=10, help="recall limit (default 10)")
     ap.add_argument("--out", help="JSON summary path (default eval/recall/out/<dataset>[-dates][-mcp][-firstN].json)")
+    ap.add_argument("--dump", help="write every question's ranked turn lists here (jsonl)")
     ap.add_argument("--misses", help="write the questions with no evidence in the top 5 here (jsonl; default next to --out)")
     ap.add_argument("--keep-homes", action="store_true", help="keep each conversation's MIRA_HOME for inspection")
     args = ap.parse_args()
@@ -407,6 +412,10 @@ def main():
     with open(misses_path, "w") as fh:
         for m in misses:
             fh.write(json.dumps(m, ensure_ascii=False) + "\n")
+    if args.dump:
+        with open(args.dump, "w") as fh:
+            for d in DUMP:
+                fh.write(json.dumps(d, ensure_ascii=False) + "\n")
     print(f"  summary: {out}\n  misses (no evidence in the top 5): {misses_path}")
 
 
