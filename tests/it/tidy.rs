@@ -454,3 +454,166 @@ fn each_shared_concept_is_one_type_in_the_module_that_owns_it() {
         ]
     );
 }
+
+/// The first segment of each path a `use` group or path continuation names: `{a::b, c}` →
+/// `[a, c]`, `name::x` → `[name]`.
+fn first_segments(rest: &str) -> Vec<String> {
+    let ident = |s: &str| -> String {
+        s.chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .collect()
+    };
+    let Some(group) = rest.strip_prefix('{') else {
+        return vec![ident(rest)]
+            .into_iter()
+            .filter(|s| !s.is_empty())
+            .collect();
+    };
+    let (mut out, mut depth, mut item_start) = (Vec::new(), 1, 0);
+    for (i, c) in group.char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' | ',' if depth == 1 => {
+                out.push(ident(group[item_start..].trim_start()));
+                item_start = i + 1;
+                if c == '}' {
+                    break;
+                }
+            }
+            '}' => depth -= 1,
+            _ => {}
+        }
+    }
+    out.retain(|s| !s.is_empty() && s != "self");
+    out
+}
+
+/// Import edges between `src/lsp`'s child modules (a folder counts as one module), resolving
+/// `super::`, `super::super::` and `crate::lsp::` paths and the names `lsp/mod.rs` re-exports.
+fn lsp_import_edges() -> BTreeSet<(String, String)> {
+    let dir = repo().join("src/lsp");
+    let root_src = std::fs::read_to_string(dir.join("mod.rs")).unwrap();
+    // `pub use server::{Backend, …};` → Backend lives in `server`.
+    let mut reexport = std::collections::BTreeMap::new();
+    for line in root_src.lines() {
+        if let Some(rest) = line.trim().strip_prefix("pub use ")
+            && let Some((module, names)) = rest.split_once("::")
+        {
+            let names = names.trim_end_matches(';');
+            for n in first_segments(names) {
+                reexport.insert(n, module.to_string());
+            }
+        }
+    }
+    let mut files = Vec::new();
+    rust_files(&dir, &mut files);
+    let mut edges = BTreeSet::new();
+    for f in files {
+        let rel = f.strip_prefix(&dir).unwrap().with_extension("");
+        let mut path: Vec<String> = rel.iter().map(|s| s.to_string_lossy().into()).collect();
+        if path.last().is_some_and(|s| s == "mod") {
+            path.pop();
+        }
+        let Some(own) = path.first().cloned() else {
+            continue; // lsp/mod.rs: the root wires the children together
+        };
+        let src = std::fs::read_to_string(&f).unwrap();
+        // Whole text, not lines: a `use super::{…}` group may span several.
+        let code: String = src
+            .lines()
+            .filter(|l| !l.trim_start().starts_with("//"))
+            .flat_map(|l| [l, "\n"])
+            .collect();
+        {
+            let mut rest = code.as_str();
+            while let Some(i) = rest.find("super::").or_else(|| rest.find("crate::lsp::")) {
+                let before = rest[..i].chars().last();
+                let (mut at, mut tail) = if rest[i..].starts_with("super::") {
+                    (path.len(), &rest[i..])
+                } else {
+                    (0, &rest[i + "crate::lsp::".len()..])
+                };
+                if before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == ':') {
+                    rest = &rest[i + 2..];
+                    continue;
+                }
+                while let Some(t) = tail.strip_prefix("super::") {
+                    at = at.saturating_sub(1);
+                    tail = t;
+                }
+                rest = tail;
+                let targets = if at == 0 {
+                    first_segments(tail)
+                } else {
+                    vec![path[0].clone()]
+                };
+                for t in targets {
+                    let m = reexport.get(&t).cloned().unwrap_or(t);
+                    if m != own {
+                        edges.insert((own.clone(), m));
+                    }
+                }
+            }
+        }
+    }
+    edges
+}
+
+/// How many pairs of `src/lsp` child modules import each other, directly or through others.
+fn lsp_cycle_pairs(edges: &BTreeSet<(String, String)>) -> Vec<(String, String)> {
+    let nodes: BTreeSet<&String> = edges.iter().flat_map(|(a, b)| [a, b]).collect();
+    let nodes: Vec<&String> = nodes.into_iter().collect();
+    let ix = |m: &String| nodes.iter().position(|n| *n == m).unwrap();
+    let n = nodes.len();
+    let mut reach = vec![vec![false; n]; n];
+    for (a, b) in edges {
+        reach[ix(a)][ix(b)] = true;
+    }
+    for k in 0..n {
+        for i in 0..n {
+            for j in 0..n {
+                reach[i][j] |= reach[i][k] && reach[k][j];
+            }
+        }
+    }
+    let mut pairs = Vec::new();
+    for i in 0..n {
+        for j in i + 1..n {
+            if reach[i][j] && reach[j][i] {
+                pairs.push((nodes[i].clone(), nodes[j].clone()));
+            }
+        }
+    }
+    pairs
+}
+
+/// Issue 25: the adapter's modules form no import circle (rust-analyzer's handlers sit over a
+/// state they do not define). The bound only goes down; it is 0 when the circle is gone.
+const LSP_CYCLE_PAIRS_AT_MOST: usize = 45;
+
+#[test]
+fn src_lsp_import_cycles_only_shrink() {
+    let edges = lsp_import_edges();
+    let pairs = lsp_cycle_pairs(&edges);
+    eprintln!(
+        "src/lsp: {} import edges, {} pairs on a cycle",
+        edges.len(),
+        pairs.len()
+    );
+    assert!(
+        pairs.len() <= LSP_CYCLE_PAIRS_AT_MOST,
+        "{} module pairs in src/lsp import each other (at most {LSP_CYCLE_PAIRS_AT_MOST}): {pairs:?}\nedges: {edges:?}",
+        pairs.len()
+    );
+}
+
+#[test]
+fn the_cycle_scanner_resolves_super_and_sees_a_circle() {
+    assert_eq!(first_segments("{a::b, c, self}"), ["a", "c"]);
+    assert_eq!(first_segments("name::x;"), ["name"]);
+    let e = |a: &str, b: &str| (a.to_string(), b.to_string());
+    let circle: BTreeSet<_> = [e("a", "b"), e("b", "c"), e("c", "a"), e("c", "d")].into();
+    assert_eq!(lsp_cycle_pairs(&circle).len(), 3);
+    let line: BTreeSet<_> = [e("a", "b"), e("b", "c")].into();
+    assert!(lsp_cycle_pairs(&line).is_empty());
+}
