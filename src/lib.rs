@@ -5,6 +5,7 @@
 //! invariants with the tests that hold them.
 
 pub mod agent;
+pub mod c_alloc;
 pub mod complete;
 pub mod config;
 pub mod crashlog;

@@ -81,5 +81,11 @@ unsafe impl std::alloc::GlobalAlloc for Allocator {
 
 fn main() -> std::process::ExitCode {
     cli::pipe::quiet_on_broken_pipe();
+    if !GLOBAL.system() {
+        // SAFETY: no thread, tree-sitter object or SQLite call exists yet (the hook above only
+        // sets a panic hook).
+        let installed = unsafe { mira::c_alloc::install() };
+        debug_assert!(installed.sqlite, "SQLite was initialized before main");
+    }
     cli::run()
 }

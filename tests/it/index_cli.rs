@@ -83,3 +83,59 @@ fn index_prints_stats_and_symbols_finds_by_fuzzy_name() {
         .code(1)
         .stderr(predicate::str::contains("no symbols match"));
 }
+
+/// tree-sitter and SQLite allocate through mimalloc in the binary (`src/c_alloc.rs`) and
+/// through glibc with `MIRA_ALLOCATOR=system`: both index the same project to the same
+/// symbols, and neither crashes on a block the other allocator made.
+#[test]
+fn both_allocators_index_the_same_symbols() {
+    let project = tempfile::tempdir().unwrap();
+    let p = project.path();
+    std::fs::create_dir_all(p.join(".git")).unwrap();
+    let files = [
+        (
+            "a.rs",
+            "pub struct Grid { cells: Vec<u8> }\nimpl Grid {\n    pub fn cell_at(&self, i: usize) -> u8 { self.cells[i] }\n}\n",
+        ),
+        (
+            "b.py",
+            "class Loader:\n    def load_all(self, paths):\n        return [open(p) for p in paths]\n",
+        ),
+        (
+            "c.ts",
+            "export interface Shape { area(): number }\nexport class Square implements Shape {\n  constructor(private side: number) {}\n  area() { return this.side * this.side }\n}\n",
+        ),
+        (
+            "d.go",
+            "package main\n\nfunc sumAll(xs []int) int {\n\tt := 0\n\tfor _, x := range xs { t += x }\n\treturn t\n}\n",
+        ),
+    ];
+    for (name, text) in files {
+        std::fs::write(p.join(name), text.repeat(50)).unwrap();
+    }
+    let symbols = |system: bool| {
+        let home = tempfile::tempdir().unwrap();
+        let with = |mut c: Command| {
+            if system {
+                c.env("MIRA_ALLOCATOR", "system");
+            }
+            c
+        };
+        with(mira(home.path(), p)).arg("index").assert().success();
+        let out = with(mira(home.path(), p))
+            .args(["symbols", "", "--json", "--limit", "1000"])
+            .assert()
+            .success()
+            .get_output()
+            .stdout
+            .clone();
+        let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+        v
+    };
+    let (mimalloc, glibc) = (symbols(false), symbols(true));
+    assert!(
+        mimalloc.as_array().is_some_and(|a| a.len() >= 8),
+        "{mimalloc}"
+    );
+    assert_eq!(mimalloc, glibc);
+}

@@ -29,6 +29,8 @@ const FLOORS: &[(&str, u8)] = &[
     ("text", 20),
     ("fusion", 20),
     ("crashlog", 20),
+    // The C libraries' allocator, installed by `main` (and the benches) before anything else.
+    ("c_alloc", 20),
 ];
 
 fn floor(module: &str) -> Option<u8> {
