@@ -1,7 +1,7 @@
 //! The shared walker: one `TreeCursor` pass over the tree (or over some top-level items),
 //! asking the language only about kinds it declared interesting.
 
-use super::language::Cx;
+use super::language::{Cx, Nav};
 use super::language::{Def, Ref, Visit, node_text};
 use super::model::{FileSymbols, Reference, Span, Symbol, SymbolKind};
 use super::registry::{KindAction, Lang};
@@ -22,17 +22,7 @@ pub fn extract(lang: Lang, tree: &Tree, src: &[u8]) -> FileSymbols {
     let root = tree.root_node();
     let mut cursor = root.walk();
     let items: Vec<Node> = root.children(&mut cursor).collect();
-    extract_items(lang, src, items)
-}
-
-/// Symbols and references inside the given top-level items (children of the root), in order.
-/// Parent and caller indices are relative to the returned lists.
-pub fn extract_items<'t>(
-    lang: Lang,
-    src: &[u8],
-    items: impl IntoIterator<Item = Node<'t>>,
-) -> FileSymbols {
-    extract_items_in(lang, src, items, Vec::new(), 0)
+    extract_items_in(lang, src, root, items, Vec::new(), 0)
 }
 
 /// A definition enclosing the items being walked (for re-walking part of a body).
@@ -44,11 +34,13 @@ pub struct Enclosing {
     pub child_container: String,
 }
 
-/// Like [`extract_items`], for items inside `enclosing` (outermost first); the returned
-/// symbols are numbered from `base`, so parent and caller indices are final.
+/// Symbols and references inside `items`, consecutive children of `parent` in order, within
+/// `enclosing` (outermost first); the returned symbols are numbered from `base`, so parent
+/// and caller indices are final.
 pub fn extract_items_in<'t>(
     lang: Lang,
     src: &[u8],
+    parent: Node<'t>,
     items: impl IntoIterator<Item = Node<'t>>,
     enclosing: Vec<Enclosing>,
     base: u32,
@@ -57,6 +49,9 @@ pub fn extract_items_in<'t>(
         lang,
         actions: &lang.tables().actions,
         src,
+        outer: Some(parent),
+        path: Vec::new(),
+        siblings: Vec::new(),
         out: FileSymbols::default(),
         stack: enclosing
             .into_iter()
@@ -84,6 +79,9 @@ pub fn shallow_symbols(lang: Lang, src: &[u8], item: Node<'_>) -> Vec<Symbol> {
         lang,
         actions: &lang.tables().actions,
         src,
+        outer: None,
+        path: Vec::new(),
+        siblings: Vec::new(),
         out: FileSymbols::default(),
         stack: Vec::new(),
         base: 0,
@@ -101,10 +99,14 @@ struct Open {
     child_container: String,
 }
 
-struct Walker<'a> {
+struct Walker<'a, 't> {
     lang: Lang,
     actions: &'a [KindAction],
     src: &'a [u8],
+    /// The walked items' parent, when known; see [`Nav`] for `path` and `siblings`.
+    outer: Option<Node<'t>>,
+    path: Vec<Node<'t>>,
+    siblings: Vec<Vec<Node<'t>>>,
     out: FileSymbols,
     /// Enclosing definitions sit at depth 0; walked items start at depth 1.
     stack: Vec<Open>,
@@ -113,20 +115,24 @@ struct Walker<'a> {
     max_depth: usize,
 }
 
-impl Walker<'_> {
+impl<'t> Walker<'_, 't> {
     /// Iterative pre-order walk: deep expression trees (long `a + b + …` chains) must not
     /// overflow a rayon worker's stack.
-    fn walk(&mut self, start: Node<'_>) {
+    fn walk(&mut self, start: Node<'t>) {
         let mut cursor = start.walk();
         let mut depth = 1usize;
+        // Whether the cursor just moved down, so `node` opens a new list of siblings.
+        let mut first_child = false;
         loop {
             let node = cursor.node();
+            self.enter(node, depth, first_child);
             let descend = match self.actions.get(node.kind_id() as usize) {
                 Some(KindAction::Classify) => self.visit(node, depth),
                 Some(KindAction::Skip) => false,
                 _ => true,
             };
-            if descend && depth < self.max_depth && cursor.goto_first_child() {
+            first_child = descend && depth < self.max_depth && cursor.goto_first_child();
+            if first_child {
                 depth += 1;
                 continue;
             }
@@ -146,13 +152,44 @@ impl Walker<'_> {
         }
     }
 
+    /// Keeps [`Nav`]'s invariant: `node` is at `depth`, first among its siblings or not.
+    fn enter(&mut self, node: Node<'t>, depth: usize, first_child: bool) {
+        self.path.truncate(depth - 1);
+        self.path.push(node);
+        if self.siblings.len() < depth {
+            self.siblings.resize_with(depth, Vec::new);
+        }
+        let level = &mut self.siblings[depth - 1];
+        if first_child {
+            level.clear();
+        }
+        level.push(node);
+        #[cfg(test)]
+        if tests::CHECK_NAV.get() {
+            tests::nav_agrees_with_tree_sitter(self.nav(depth), node);
+        }
+    }
+
+    fn nav(&self, depth: usize) -> Nav<'_, 't> {
+        Nav {
+            outer: self.outer,
+            path: &self.path,
+            siblings: &self.siblings[..depth],
+        }
+    }
+
     /// Records what `node` means; returns whether to walk its children.
-    fn visit(&mut self, node: Node<'_>, depth: usize) -> bool {
-        let cx = Cx {
-            src: self.src,
-            parent: self.stack.last().map(|o| o.kind),
+    fn visit(&mut self, node: Node<'t>, depth: usize) -> bool {
+        let kinds = self.stack.last().map(|o| o.kind);
+        let visit = {
+            let cx = Cx {
+                src: self.src,
+                parent: kinds,
+                nav: self.nav(depth),
+            };
+            self.lang.spec().classify(node, &cx)
         };
-        match self.lang.spec().classify(node, &cx) {
+        match visit {
             Visit::Descend => true,
             Visit::Skip => false,
             Visit::Def(def) => {
@@ -180,7 +217,7 @@ impl Walker<'_> {
         }
     }
 
-    fn push_def(&mut self, def: Def<'_>, depth: usize, opens_scope: bool) {
+    fn push_def(&mut self, def: Def<'t>, depth: usize, opens_scope: bool) {
         // A definition of no text is the parser's placeholder for a missing node (error
         // recovery): nothing a user can look up, and at a region's edge it would be counted
         // both as kept and as re-walked.
@@ -202,7 +239,7 @@ impl Walker<'_> {
         let sig_from = def.sig_start.unwrap_or(def.node).start_byte();
         let sig_to = def.body.map_or(def.node.end_byte(), |b| b.start_byte());
         let signature = signature(&self.src[sig_from..sig_to.max(sig_from)]);
-        let doc = doc(self.lang, &def, self.src);
+        let doc = doc(self.lang, &def, self.src, self.nav(depth));
         let index = self.base + self.out.symbols.len() as u32;
         let child_container = {
             let own = def.qual.clone().unwrap_or_else(|| name.clone());
@@ -274,9 +311,9 @@ fn debug_assert_anchor_near(def: &Def<'_>, classified: Node<'_>) {
 
 /// A definition's doc as stored: redacted (index rows reach the database, code search and
 /// the model) and capped.
-pub(crate) fn doc(lang: Lang, def: &Def<'_>, src: &[u8]) -> Option<String> {
+pub(crate) fn doc<'t>(lang: Lang, def: &Def<'t>, src: &[u8], nav: Nav<'_, 't>) -> Option<String> {
     lang.spec()
-        .doc(def, src)
+        .doc(def, src, nav)
         .map(|d| truncate(crate::redact::redact(&d).into_owned(), MAX_DOC))
 }
 
@@ -308,4 +345,112 @@ fn truncate(mut s: String, max: usize) -> String {
         s.push('…');
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::cell::Cell;
+
+    thread_local! {
+        /// Set by the tests below: every node the walker enters is checked.
+        pub(super) static CHECK_NAV: Cell<bool> = const { Cell::new(false) };
+    }
+
+    /// [`Nav`]'s answers for `node`, its ancestors and its earlier siblings are tree-sitter's.
+    pub(super) fn nav_agrees_with_tree_sitter(nav: Nav<'_, '_>, node: Node<'_>) {
+        for &n in nav.path {
+            assert_eq!(
+                nav.parent(n),
+                n.parent(),
+                "parent of {} at {}",
+                n.kind(),
+                n.start_byte()
+            );
+        }
+        let mut n = Some(node);
+        for _ in 0..3 {
+            let Some(at) = n else { break };
+            let prev = nav.prev_sibling(at);
+            assert_eq!(
+                prev,
+                at.prev_sibling(),
+                "sibling before {} at {}",
+                at.kind(),
+                at.start_byte()
+            );
+            n = prev;
+        }
+    }
+
+    fn check(file: &str, src: &str) -> usize {
+        let lang = Lang::for_path(std::path::Path::new(file)).expect("a language");
+        let tree = crate::index::parse::parse(lang, src.as_bytes()).expect("parses");
+        CHECK_NAV.set(true);
+        let whole = extract(lang, &tree, src.as_bytes());
+        // A run of items in the middle, as an edit re-walks them.
+        let root = tree.root_node();
+        let mut cursor = root.walk();
+        let items: Vec<Node> = root.children(&mut cursor).collect();
+        let mid = &items[items.len() / 3..items.len() * 2 / 3];
+        extract_items_in(
+            lang,
+            src.as_bytes(),
+            root,
+            mid.iter().copied(),
+            Vec::new(),
+            0,
+        );
+        CHECK_NAV.set(false);
+        whole.symbols.len()
+    }
+
+    #[test]
+    fn the_walks_parents_and_siblings_are_tree_sitters() {
+        let cases: &[(&str, &str)] = &[
+            (
+                "a.ts",
+                "/** one */\nexport const a = () => 1;\n// two\n/** three */\nexport function b() {}\n\
+                 @dec\nclass C {\n  /** m */\n  m() { return f(1) }\n}\nexport let x = 1, y = () => 2;\n\
+                 function broken( {\n/** after */\nexport type T = { a: number };\n",
+            ),
+            (
+                "a.js",
+                "/** doc */\nconst f = function () {};\nobj.prop = () => {};\n/** z */\nexports.z = function () {};\n",
+            ),
+            (
+                "a.py",
+                "# lead\n@decorator\ndef f():\n    \"doc\"\n    return g()\n\n# c\nclass K:\n    # m\n    @property\n    def m(self): pass\n",
+            ),
+            (
+                "a.go",
+                "package p\n\n// T is a type.\ntype T struct{ a int }\n\n// C is a constant.\nconst C = 1\n\nconst (\n\t// D too.\n\tD = 2\n)\n",
+            ),
+            (
+                "a.cpp",
+                "/// a template\ntemplate <typename T> T id(T x) { return x; }\n// plain\nint main() { return id(1); }\n",
+            ),
+            (
+                "a.rb",
+                "# Greeter\nclass Greeter\n  # hello\n  def hello; end\nend\n",
+            ),
+            (
+                "a.rs",
+                "/// A\n/// two lines\n#[derive(Debug)]\npub struct A;\n//! inner\nimpl A {\n    /// f\n    fn f(&self) { g(1) }\n}\nenum E {\n    /// v\n    V,\n}\n",
+            ),
+        ];
+        for (file, src) in cases {
+            assert!(check(file, src) > 0, "{file}: no symbols");
+        }
+        // Real files: this crate's biggest sources.
+        for file in [
+            "src/index/live.rs",
+            "src/index/crawl.rs",
+            "src/index/service.rs",
+        ] {
+            let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(file);
+            let src = std::fs::read_to_string(&path).unwrap();
+            assert!(check(file, &src) > 10, "{file}");
+        }
+    }
 }

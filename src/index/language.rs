@@ -38,12 +38,13 @@ pub trait Language: Send + Sync + 'static {
         true
     }
     /// What a node of an interesting kind means.
-    fn classify<'t>(&self, node: Node<'t>, cx: &Cx<'_>) -> Visit<'t>;
+    fn classify<'t>(&self, node: Node<'t>, cx: &Cx<'_, 't>) -> Visit<'t>;
     /// The doc comment of a definition. The default reads the comments right above it.
-    fn doc(&self, def: &Def<'_>, src: &[u8]) -> Option<String> {
+    fn doc<'t>(&self, def: &Def<'t>, src: &[u8], nav: Nav<'_, 't>) -> Option<String> {
         preceding_comments(
             def.doc_anchor.unwrap_or(def.node),
             src,
+            nav,
             self.comment_kinds(),
             self.doc_transparent(),
             &|t| self.is_doc_comment(t),
@@ -52,13 +53,74 @@ pub trait Language: Send + Sync + 'static {
 }
 
 /// What the walker knows when it asks about a node.
-pub struct Cx<'a> {
+pub struct Cx<'a, 't> {
     pub src: &'a [u8],
     /// Kind of the innermost enclosing definition, if any.
     pub parent: Option<SymbolKind>,
+    /// The node's parent and siblings, from the walk.
+    pub nav: Nav<'a, 't>,
 }
 
-impl Cx<'_> {
+/// A node's parent and previous sibling, answered from the walker's path where it can.
+/// tree-sitter answers `Node::parent` and `Node::prev_sibling` by descending from the root
+/// and scanning each level's children up to the node, so asking them once per definition made
+/// extracting a file of many top-level items quadratic: it was most of the background
+/// extract's time on effect's `stream.ts` (900 JSDoc'd exports).
+///
+/// Invariant: `path[d]` is the node visited at depth `d + 1`, and `siblings[d]` holds, in
+/// order, the children of `path[d - 1]` (of `outer` for `d = 0`) visited so far, the last being
+/// `path[d]`; `siblings[0]` are consecutive children of their parent. Anything else is asked of
+/// tree-sitter. `extract::tests` checks the answers against tree-sitter's on every node.
+#[derive(Clone, Copy)]
+pub struct Nav<'w, 't> {
+    pub(crate) outer: Option<Node<'t>>,
+    pub(crate) path: &'w [Node<'t>],
+    pub(crate) siblings: &'w [Vec<Node<'t>>],
+}
+
+impl<'w, 't> Nav<'w, 't> {
+    /// No walk to answer from: every question goes to tree-sitter.
+    pub fn none() -> Nav<'static, 't> {
+        Nav {
+            outer: None,
+            path: &[],
+            siblings: &[],
+        }
+    }
+
+    pub fn parent(&self, node: Node<'t>) -> Option<Node<'t>> {
+        match self.path.iter().rposition(|p| *p == node) {
+            Some(0) => self.outer.or_else(|| node.parent()),
+            Some(d) => Some(self.path[d - 1]),
+            None => node.parent(),
+        }
+    }
+
+    pub fn prev_sibling(&self, node: Node<'t>) -> Option<Node<'t>> {
+        let start = node.start_byte();
+        for (d, level) in self.siblings.iter().enumerate().rev() {
+            // Children are in byte order; zero-width ones may share a start.
+            let from = level.partition_point(|s| s.start_byte() < start);
+            let Some(i) = level[from..]
+                .iter()
+                .take_while(|s| s.start_byte() == start)
+                .position(|s| *s == node)
+                .map(|i| from + i)
+            else {
+                continue;
+            };
+            return match i {
+                // The first item walked: what precedes it was not walked.
+                0 if d == 0 => node.prev_sibling(),
+                0 => None,
+                i => Some(level[i - 1]),
+            };
+        }
+        node.prev_sibling()
+    }
+}
+
+impl Cx<'_, '_> {
     pub fn text(&self, node: Node<'_>) -> &str {
         node_text(node, self.src)
     }
@@ -187,9 +249,10 @@ impl<'t> Ref<'t> {
 
 /// The contiguous comments right above `node` (allowing `transparent` nodes such as
 /// attributes in between), cleaned of comment markers.
-pub fn preceding_comments(
-    node: Node<'_>,
+pub fn preceding_comments<'t>(
+    node: Node<'t>,
     src: &[u8],
+    nav: Nav<'_, 't>,
     comment_kinds: &[&str],
     transparent: &[&str],
     accept: &dyn Fn(&str) -> bool,
@@ -202,12 +265,12 @@ pub fn preceding_comments(
     }
     let mut lines: Vec<String> = Vec::new();
     let mut next_start_row = node.start_position().row;
-    let mut cur = node.prev_sibling();
+    let mut cur = nav.prev_sibling(node);
     while let Some(n) = cur {
         let kind = n.kind();
         if transparent.contains(&kind) {
             next_start_row = n.start_position().row;
-            cur = n.prev_sibling();
+            cur = nav.prev_sibling(n);
             continue;
         }
         // Line comments may include their newline, ending at column 0 of the next row.
@@ -227,7 +290,7 @@ pub fn preceding_comments(
         }
         lines.push(clean_comment(text));
         next_start_row = n.start_position().row;
-        cur = n.prev_sibling();
+        cur = nav.prev_sibling(n);
     }
     if lines.is_empty() {
         return None;

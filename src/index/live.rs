@@ -12,7 +12,7 @@ mod combine;
 pub use background::{JobId, ParseBudget, ParseJob, Parsed};
 
 use super::extract::{Enclosing, extract, extract_items_in, shallow_symbols};
-use super::language::{Cx, Visit};
+use super::language::{Cx, Nav, Visit};
 use super::model::{FileSymbols, Span};
 use super::parse::with_parser;
 use super::registry::Lang;
@@ -354,18 +354,18 @@ impl OpenDoc {
         // Inside one big top-level item (a class spanning the file, a UMD bundle), re-walk
         // only the touched members of the innermost enclosing body.
         let root = new.root_node();
-        let (lo, hi, items, enclosing, docs) = match (hi - lo > NARROW_ABOVE)
+        let (lo, hi, parent, items, enclosing, docs) = match (hi - lo > NARROW_ABOVE)
             .then(|| self.narrow(new, r_lo, r_hi, e))
             .flatten()
         {
-            Some(n) => (n.lo, n.hi, n.items, n.enclosing, n.docs),
+            Some(n) => (n.lo, n.hi, n.parent, n.items, n.enclosing, n.docs),
             None => {
                 let mut cursor = root.walk();
                 let items: Vec<Node> = root
                     .children(&mut cursor)
                     .filter(|c| c.start_byte() >= lo && c.end_byte() <= hi)
                     .collect();
-                (lo, hi, items, Vec::new(), Vec::new())
+                (lo, hi, root, items, Vec::new(), Vec::new())
             }
         };
         if may_defer && hi - lo > DEFER_WALK_ABOVE {
@@ -378,7 +378,7 @@ impl OpenDoc {
         }
         let (lang, text) = (self.lang, &self.text);
         let mut symbols = rebuild(old, e, (lo, hi), |n_before| {
-            extract_items_in(lang, text, items, enclosing, n_before)
+            extract_items_in(lang, text, parent, items, enclosing, n_before)
         });
         // An enclosing definition keeps its entry, but its doc may be read from inside its
         // body (a Python docstring is the body's first statement): take the doc read now.
@@ -546,6 +546,7 @@ impl OpenDoc {
             let cx = Cx {
                 src: &self.text,
                 parent: enclosing.last().map(|o| o.kind),
+                nav: Nav::none(),
             };
             match spec.classify(c, &cx) {
                 Visit::Descend => node = c,
@@ -580,7 +581,7 @@ impl OpenDoc {
                         return None;
                     }
                     // Its doc may come from inside the body (a docstring): re-read it.
-                    let doc = super::extract::doc(self.lang, &def, &self.text);
+                    let doc = super::extract::doc(self.lang, &def, &self.text, Nav::none());
                     if doc != old.doc {
                         docs.push((index as u32, doc));
                     }
@@ -642,6 +643,7 @@ impl OpenDoc {
         Some(Narrowed {
             lo,
             hi,
+            parent: node,
             items,
             enclosing,
             docs,
@@ -654,6 +656,8 @@ impl OpenDoc {
 struct Narrowed<'t> {
     lo: usize,
     hi: usize,
+    /// The node whose consecutive children `items` are.
+    parent: Node<'t>,
     items: Vec<Node<'t>>,
     enclosing: Vec<Enclosing>,
     /// (index in the symbol list, doc read now).

@@ -1,7 +1,7 @@
 //! What C and C++ share: declarators. A name hides under pointer, array, reference and
 //! function declarators, and "declaration or definition" depends on whether a body follows.
 
-use crate::index::language::{Cx, Def, Ref, Visit, node_text};
+use crate::index::language::{Cx, Def, Nav, Ref, Visit, node_text};
 use crate::index::model::SymbolKind as K;
 use tree_sitter::Node;
 
@@ -92,14 +92,14 @@ fn split_name<'t>(name: Node<'t>, src: &[u8]) -> (Node<'t>, Option<String>) {
     (name, None)
 }
 
-fn doc_anchor(node: Node<'_>) -> Node<'_> {
-    match node.parent() {
+fn doc_anchor<'t>(node: Node<'t>, nav: Nav<'_, 't>) -> Node<'t> {
+    match nav.parent(node) {
         Some(p) if p.kind() == "template_declaration" => p,
         _ => node,
     }
 }
 
-pub fn classify<'t>(node: Node<'t>, cx: &Cx<'_>) -> Visit<'t> {
+pub fn classify<'t>(node: Node<'t>, cx: &Cx<'_, 't>) -> Visit<'t> {
     let in_type = cx.parent.is_some_and(|p| p.is_type_like());
     match node.kind() {
         "function_definition" => {
@@ -117,7 +117,7 @@ pub fn classify<'t>(node: Node<'t>, cx: &Cx<'_>) -> Visit<'t> {
             };
             let mut def = Def::new(kind, node, name)
                 .with_body_field()
-                .doc_anchor(doc_anchor(node));
+                .doc_anchor(doc_anchor(node, cx.nav));
             if let Some(q) = qualifier {
                 def = def.container(q);
             }
@@ -137,7 +137,7 @@ pub fn classify<'t>(node: Node<'t>, cx: &Cx<'_>) -> Visit<'t> {
                     };
                     let mut def = Def::new(kind, node, name)
                         .declaration(true)
-                        .doc_anchor(doc_anchor(node));
+                        .doc_anchor(doc_anchor(node, cx.nav));
                     if let Some(q) = qualifier {
                         def = def.container(q);
                     }
@@ -176,7 +176,7 @@ pub fn classify<'t>(node: Node<'t>, cx: &Cx<'_>) -> Visit<'t> {
             Visit::Def(
                 Def::new(kind, node, name)
                     .with_body_field()
-                    .doc_anchor(doc_anchor(node)),
+                    .doc_anchor(doc_anchor(node, cx.nav)),
             )
         }
         "enumerator" => node

@@ -28,7 +28,7 @@ impl Language for Cpp {
     fn opaque(&self) -> &'static [&'static str] {
         clike::OPAQUE
     }
-    fn classify<'t>(&self, node: Node<'t>, cx: &Cx<'_>) -> Visit<'t> {
+    fn classify<'t>(&self, node: Node<'t>, cx: &Cx<'_, 't>) -> Visit<'t> {
         clike::classify(node, cx)
     }
 }

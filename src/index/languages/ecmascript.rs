@@ -1,7 +1,7 @@
 //! What JavaScript, JSX, TypeScript and TSX share: the TypeScript grammars extend the
 //! JavaScript one, so one classifier serves all four; TypeScript adds a few kinds.
 
-use crate::index::language::{Cx, Def, Ref, Visit, node_text};
+use crate::index::language::{Cx, Def, Nav, Ref, Visit, node_text};
 use crate::index::model::SymbolKind as K;
 use tree_sitter::Node;
 
@@ -41,9 +41,9 @@ fn is_function_value(n: &Node<'_>) -> bool {
 }
 
 /// The node whose preceding comments document `node`: the `export` or declaration around it.
-fn doc_anchor(node: Node<'_>) -> Node<'_> {
+fn doc_anchor<'t>(node: Node<'t>, nav: Nav<'_, 't>) -> Node<'t> {
     let mut anchor = node;
-    while let Some(p) = anchor.parent() {
+    while let Some(p) = nav.parent(anchor) {
         match p.kind() {
             "export_statement"
             | "lexical_declaration"
@@ -55,12 +55,12 @@ fn doc_anchor(node: Node<'_>) -> Node<'_> {
     anchor
 }
 
-pub fn classify<'t>(node: Node<'t>, cx: &Cx<'_>) -> Visit<'t> {
+pub fn classify<'t>(node: Node<'t>, cx: &Cx<'_, 't>) -> Visit<'t> {
     let name = node.child_by_field_name("name");
     let def = |kind, name: Node<'t>| {
         Def::new(kind, node, name)
             .with_body_field()
-            .doc_anchor(doc_anchor(node))
+            .doc_anchor(doc_anchor(node, cx.nav))
     };
     match (node.kind(), name) {
         ("function_declaration" | "generator_function_declaration", Some(n)) => {
@@ -98,8 +98,9 @@ pub fn classify<'t>(node: Node<'t>, cx: &Cx<'_>) -> Visit<'t> {
             // ERROR node (an edit half done) the parent may span the file up to here: a
             // signature read from it would change with edits far above the symbol, which a
             // splice keeps (index_live's bundle property test found it).
-            let decl = node
-                .parent()
+            let decl = cx
+                .nav
+                .parent(node)
                 .filter(|p| matches!(p.kind(), "lexical_declaration" | "variable_declaration"));
             let sig_from = decl.unwrap_or(node);
             match value {
@@ -143,7 +144,7 @@ pub fn classify<'t>(node: Node<'t>, cx: &Cx<'_>) -> Visit<'t> {
                 Some(t) if !cx.in_code() => Visit::Def(
                     Def::new(K::Function, node, t)
                         .body(right.child_by_field_name("body"))
-                        .doc_anchor(node.parent().unwrap_or(node)),
+                        .doc_anchor(cx.nav.parent(node).unwrap_or(node)),
                 ),
                 _ => Visit::Descend,
             }
@@ -204,7 +205,7 @@ fn module_stem(path: &str) -> &str {
         .unwrap_or(last)
 }
 
-fn require<'t>(node: Node<'t>, cx: &Cx<'_>) -> Visit<'t> {
+fn require<'t>(node: Node<'t>, cx: &Cx<'_, 't>) -> Visit<'t> {
     let arg = node
         .child_by_field_name("arguments")
         .and_then(|a| a.named_child(0))
@@ -219,7 +220,7 @@ fn require<'t>(node: Node<'t>, cx: &Cx<'_>) -> Visit<'t> {
     }
 }
 
-fn import<'t>(node: Node<'t>, cx: &Cx<'_>) -> Visit<'t> {
+fn import<'t>(node: Node<'t>, cx: &Cx<'_, 't>) -> Visit<'t> {
     let Some(source) = node.child_by_field_name("source") else {
         return Visit::Skip;
     };

@@ -1,7 +1,7 @@
 //! Go (`.go`) on tree-sitter-go: functions, methods under their receiver's type, types,
 //! consts, vars, fields and interface methods; calls and imports as references.
 
-use crate::index::language::{Cx, Def, Language, Ref, Visit, node_text};
+use crate::index::language::{Cx, Def, Language, Nav, Ref, Visit, node_text};
 use crate::index::model::SymbolKind as K;
 use tree_sitter::Node;
 
@@ -39,7 +39,7 @@ impl Language for Go {
         ]
     }
 
-    fn classify<'t>(&self, node: Node<'t>, cx: &Cx<'_>) -> Visit<'t> {
+    fn classify<'t>(&self, node: Node<'t>, cx: &Cx<'_, 't>) -> Visit<'t> {
         let name = node.child_by_field_name("name");
         match (node.kind(), name) {
             ("function_declaration", Some(n)) => {
@@ -66,7 +66,7 @@ impl Language for Go {
                     .filter(|b| matches!(b.kind(), "field_declaration_list"))
                     .or_else(|| ty.filter(|t| t.kind() == "interface_type"));
                 let mut def = Def::new(kind, node, n).body(body);
-                if let Some(anchor) = sole_spec_parent(node) {
+                if let Some(anchor) = sole_spec_parent(node, cx.nav) {
                     def = def.doc_anchor(anchor);
                 }
                 Visit::Def(def)
@@ -77,7 +77,7 @@ impl Language for Go {
                 } else {
                     K::Variable
                 };
-                let anchor = sole_spec_parent(node);
+                let anchor = sole_spec_parent(node, cx.nav);
                 let mut cursor = node.walk();
                 let defs = node
                     .children_by_field_name("name", &mut cursor)
@@ -122,8 +122,8 @@ impl Language for Go {
 }
 
 /// For `type T …` / `const C = …` outside a group, the comment sits above the keyword.
-fn sole_spec_parent(spec: Node<'_>) -> Option<Node<'_>> {
-    spec.parent().filter(|p| {
+fn sole_spec_parent<'t>(spec: Node<'t>, nav: Nav<'_, 't>) -> Option<Node<'t>> {
+    nav.parent(spec).filter(|p| {
         matches!(
             p.kind(),
             "type_declaration" | "const_declaration" | "var_declaration"

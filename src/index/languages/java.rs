@@ -42,7 +42,7 @@ impl Language for Java {
         &["line_comment", "block_comment"]
     }
 
-    fn classify<'t>(&self, node: Node<'t>, cx: &Cx<'_>) -> Visit<'t> {
+    fn classify<'t>(&self, node: Node<'t>, cx: &Cx<'_, 't>) -> Visit<'t> {
         let name = node.child_by_field_name("name");
         let def = |kind, n| Def::new(kind, node, n).with_body_field();
         match (node.kind(), name) {

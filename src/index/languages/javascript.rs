@@ -24,7 +24,7 @@ impl Language for JavaScript {
     fn opaque(&self) -> &'static [&'static str] {
         ecmascript::OPAQUE
     }
-    fn classify<'t>(&self, node: Node<'t>, cx: &Cx<'_>) -> Visit<'t> {
+    fn classify<'t>(&self, node: Node<'t>, cx: &Cx<'_, 't>) -> Visit<'t> {
         ecmascript::classify(node, cx)
     }
 }

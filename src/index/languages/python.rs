@@ -1,7 +1,7 @@
 //! Python (`.py`, `.pyi`, `.pyw`) on tree-sitter-python: functions, classes and
 //! assignments; docstrings (else `#` comments above) as docs; imports as references.
 
-use crate::index::language::{Cx, Def, Language, Ref, Visit, node_text, preceding_comments};
+use crate::index::language::{Cx, Def, Language, Nav, Ref, Visit, node_text, preceding_comments};
 use crate::index::model::SymbolKind as K;
 use tree_sitter::Node;
 
@@ -31,7 +31,7 @@ impl Language for Python {
         &["comment", "string", "concatenated_string"]
     }
 
-    fn classify<'t>(&self, node: Node<'t>, cx: &Cx<'_>) -> Visit<'t> {
+    fn classify<'t>(&self, node: Node<'t>, cx: &Cx<'_, 't>) -> Visit<'t> {
         match node.kind() {
             "function_definition" | "class_definition" => {
                 let Some(name) = node.child_by_field_name("name") else {
@@ -44,8 +44,9 @@ impl Language for Python {
                     _ => K::Function,
                 };
                 // Decorators belong to the definition's full range; the signature starts at `def`.
-                let full = node
-                    .parent()
+                let full = cx
+                    .nav
+                    .parent(node)
                     .filter(|p| p.kind() == "decorated_definition")
                     .unwrap_or(node);
                 Visit::Def(
@@ -121,7 +122,7 @@ impl Language for Python {
     }
 
     /// The docstring, else the `#` comments above the definition.
-    fn doc(&self, def: &Def<'_>, src: &[u8]) -> Option<String> {
+    fn doc<'t>(&self, def: &Def<'t>, src: &[u8], nav: Nav<'_, 't>) -> Option<String> {
         def.body
             .and_then(|body| body.named_child(0))
             .filter(|stmt| stmt.kind() == "expression_statement")
@@ -129,7 +130,7 @@ impl Language for Python {
             .filter(|s| s.kind() == "string")
             .map(|s| docstring(node_text(s, src)))
             .filter(|d| !d.is_empty())
-            .or_else(|| preceding_comments(def.node, src, &["comment"], &[], &|_| true))
+            .or_else(|| preceding_comments(def.node, src, nav, &["comment"], &[], &|_| true))
     }
 }
 

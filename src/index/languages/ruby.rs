@@ -1,7 +1,7 @@
 //! Ruby (`.rb`, `.rake`, `.gemspec`) on tree-sitter-ruby: classes, modules and methods,
 //! names joined with `::`.
 
-use crate::index::language::{Cx, Def, Language, Ref, Visit, node_text, preceding_comments};
+use crate::index::language::{Cx, Def, Language, Nav, Ref, Visit, node_text, preceding_comments};
 use crate::index::model::SymbolKind as K;
 use tree_sitter::Node;
 
@@ -35,15 +35,15 @@ impl Language for Ruby {
     }
 
     /// A comment above the first statement of a body sits before the `body_statement`.
-    fn doc(&self, def: &Def<'_>, src: &[u8]) -> Option<String> {
-        let anchor = match def.node.parent() {
-            Some(p) if p.kind() == "body_statement" && def.node.prev_sibling().is_none() => p,
+    fn doc<'t>(&self, def: &Def<'t>, src: &[u8], nav: Nav<'_, 't>) -> Option<String> {
+        let anchor = match nav.parent(def.node) {
+            Some(p) if p.kind() == "body_statement" && nav.prev_sibling(def.node).is_none() => p,
             _ => def.node,
         };
-        preceding_comments(anchor, src, &["comment"], &[], &|_| true)
+        preceding_comments(anchor, src, nav, &["comment"], &[], &|_| true)
     }
 
-    fn classify<'t>(&self, node: Node<'t>, cx: &Cx<'_>) -> Visit<'t> {
+    fn classify<'t>(&self, node: Node<'t>, cx: &Cx<'_, 't>) -> Visit<'t> {
         let name = node.child_by_field_name("name");
         match (node.kind(), name) {
             ("class" | "module", Some(n)) => {

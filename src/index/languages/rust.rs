@@ -62,7 +62,7 @@ impl Language for Rust {
             || (text.starts_with("/**") && !text.starts_with("/***"))
     }
 
-    fn classify<'t>(&self, node: Node<'t>, cx: &Cx<'_>) -> Visit<'t> {
+    fn classify<'t>(&self, node: Node<'t>, cx: &Cx<'_, 't>) -> Visit<'t> {
         let named = |kind| match node.child_by_field_name("name") {
             Some(name) => Visit::Def(Def::new(kind, node, name).with_body_field()),
             None => Visit::Descend,
@@ -109,7 +109,7 @@ impl Language for Rust {
 }
 
 /// `impl Trait for Type` is named that way in outlines; its members' container is `Type`.
-fn impl_item<'t>(node: Node<'t>, cx: &Cx<'_>) -> Visit<'t> {
+fn impl_item<'t>(node: Node<'t>, cx: &Cx<'_, 't>) -> Visit<'t> {
     let Some(ty) = node.child_by_field_name("type") else {
         return Visit::Descend;
     };

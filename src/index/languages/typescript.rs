@@ -27,7 +27,7 @@ impl Language for TypeScript {
     fn opaque(&self) -> &'static [&'static str] {
         ecmascript::OPAQUE
     }
-    fn classify<'t>(&self, node: Node<'t>, cx: &Cx<'_>) -> Visit<'t> {
+    fn classify<'t>(&self, node: Node<'t>, cx: &Cx<'_, 't>) -> Visit<'t> {
         ecmascript::classify(node, cx)
     }
 }
@@ -48,7 +48,7 @@ impl Language for Tsx {
     fn opaque(&self) -> &'static [&'static str] {
         ecmascript::OPAQUE
     }
-    fn classify<'t>(&self, node: Node<'t>, cx: &Cx<'_>) -> Visit<'t> {
+    fn classify<'t>(&self, node: Node<'t>, cx: &Cx<'_, 't>) -> Visit<'t> {
         ecmascript::classify(node, cx)
     }
 }
