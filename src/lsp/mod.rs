@@ -7,11 +7,14 @@ mod chat;
 mod commands;
 mod complete;
 mod editor;
+pub mod ext;
 mod features;
 mod memory;
 mod server;
 mod state;
+mod status;
 mod symbols;
+mod transcript;
 pub mod transport;
 mod unwind;
 
