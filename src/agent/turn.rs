@@ -147,16 +147,7 @@ impl Agent {
             ProviderSettings::resolve(&loaded.config.provider, &loaded.keys),
             AgentSettings::from_config(&loaded.config.agent),
         );
-        for key in [
-            &loaded.keys.openai,
-            &loaded.keys.anthropic,
-            &loaded.keys.deepseek,
-        ]
-        .into_iter()
-        .flatten()
-        {
-            agent.secrets.push(key.clone());
-        }
+        agent.secrets.extend(loaded.keys.secrets());
         agent
     }
 

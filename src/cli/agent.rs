@@ -11,53 +11,30 @@ use mira::agent::conversation::{self, MessageKind};
 use mira::agent::{
     Agent, Ask, EditOutcome, FileEdit, TurnEvent, TurnHost, TurnStatus, new_turn_id,
 };
-use mira::config::{self, ConfigInputs, Loaded};
-use mira::embed::Embedder;
 use mira::llm::Effort;
 use mira::memory::MemoryService;
-use mira::session;
+use mira::session::Workspace;
 use mira::store::Store;
 use tokio_util::sync::CancellationToken;
 
-pub(crate) struct Context {
-    pub loaded: Loaded,
-    pub store: Store,
-    pub project: mira::project::Project,
-}
+/// What every command opens: the project of the current directory (`session::Workspace`).
+pub(crate) type Context = Workspace;
 
 pub(crate) fn open() -> Result<Context, (i32, String)> {
     let cwd = std::env::current_dir()
         .map_err(|e| (1, format!("cannot read the current directory: {e}")))?;
-    let project = mira::project::detect(&cwd);
-    let loaded =
-        config::load(&ConfigInputs::from_process(Some(project.root.clone()))).map_err(|e| {
-            (
-                2,
-                format!("{e}\nRun `mira doctor` to see the effective configuration."),
-            )
-        })?;
-    for u in &loaded.unknown {
+    let cx = Workspace::open(&cwd).map_err(|e| (i32::from(e.class.code()), e.message))?;
+    for u in &cx.loaded.unknown {
         eprintln!("mira: warning: {u} (ignored)");
     }
-    let store = Store::open(&loaded.database_path()).map_err(|e| (1, e.to_string()))?;
-    Ok(Context {
-        loaded,
-        store,
-        project,
-    })
+    Ok(cx)
 }
 
 /// The memory service of the CLI: the configured embedder (a local model loads here), so
 /// context recall and the model's memory tools match `mira recall`.
 pub(crate) fn memory_service(cx: &Context) -> Result<MemoryService, (i32, String)> {
-    let memory = &cx.loaded.config.memory;
-    let embedder = Embedder::from_config(&memory.embedder, cx.loaded.keys.openai.as_ref())
-        .map_err(|e| (2, e.to_string()))?;
-    Ok(MemoryService::new(
-        cx.store.clone(),
-        embedder,
-        memory.recall_weights(),
-    ))
+    cx.memory()
+        .map_err(|e| (i32::from(e.class.code()), e.message))
 }
 
 /// The agent every CLI turn (and `mira context`) uses: configuration plus memory.
@@ -214,7 +191,7 @@ pub fn ask(question: Vec<String>, yes: bool, effort: Option<String>, show_contex
         Ok(c) => c,
         Err(e) => return fail(e),
     };
-    let project = session::project_info(&cx.store, &cx.project);
+    let project = cx.project_info();
     let agent = match build_agent(&cx) {
         Ok(a) => a,
         Err(e) => return fail(e),

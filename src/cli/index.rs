@@ -1,39 +1,25 @@
 //! `mira index [PATH]` and `mira symbols QUERY`.
 
-use mira::config::{self, ConfigInputs, Loaded};
-use mira::embed::Embedder;
+use mira::config::Loaded;
 use mira::index::crawl::{CrawlOptions, CrawlProgress, CrawlStage, CrawlStats};
 use mira::index::{SymbolKind, offline, vectors};
-use mira::project::{self, Project};
+use mira::project::Project;
+use mira::session::Workspace;
 use mira::store::Store;
 use mira::store::projects;
 use std::io::IsTerminal;
 use std::path::PathBuf;
 
-fn setup(path: Option<PathBuf>) -> Result<(Project, Loaded, Store), i32> {
+fn setup(path: Option<PathBuf>) -> Result<Workspace, i32> {
     let start = path.unwrap_or_else(|| std::env::current_dir().unwrap_or_else(|_| "/".into()));
     if !start.exists() {
         eprintln!("mira: {} does not exist", start.display());
         return Err(2);
     }
-    let project = project::detect(&start);
-    let loaded = match config::load(&ConfigInputs::from_process(Some(project.root.clone()))) {
-        Ok(l) => l,
-        Err(e) => {
-            eprintln!(
-                "mira: configuration error: {e}\n(run `mira doctor` to see every value and its source)"
-            );
-            return Err(2);
-        }
-    };
-    let store = match Store::open(&loaded.database_path()) {
-        Ok(s) => s,
-        Err(e) => {
-            eprintln!("mira: {e}");
-            return Err(1);
-        }
-    };
-    Ok((project, loaded, store))
+    Workspace::open(&start).map_err(|e| {
+        eprintln!("mira: {e}");
+        i32::from(e.class.code())
+    })
 }
 
 fn crawl(
@@ -103,11 +89,12 @@ fn crawl(
 }
 
 pub fn index(path: Option<PathBuf>) -> i32 {
-    let (project, loaded, store) = match setup(path) {
+    let ws = match setup(path) {
         Ok(x) => x,
         Err(code) => return code,
     };
-    let stats = match crawl(&project, &loaded, &store, false) {
+    let (project, store) = (&ws.project, &ws.store);
+    let stats = match crawl(project, &ws.loaded, store, false) {
         Ok(s) => s,
         Err(code) => return code,
     };
@@ -132,19 +119,19 @@ pub fn index(path: Option<PathBuf>) -> i32 {
         stats.stored_elapsed.as_secs_f64(),
         stats.chunked
     );
-    match check_anchors(&store, &project) {
+    match check_anchors(store, project) {
         Ok(0) => {}
         Ok(n) => println!("anchors   {n} memories about code changed state (see `mira recall`)"),
         Err(e) => eprintln!("mira: cannot check anchored memories: {e}"),
     }
-    embed_chunks(&project, &loaded, &store)
+    embed_chunks(&ws)
 }
 
 /// With an embedder configured, code search also ranks by meaning: embed the chunks that
 /// have no vector yet (only what changed, after the first run).
-fn embed_chunks(project: &Project, loaded: &Loaded, store: &Store) -> i32 {
-    let memory = &loaded.config.memory;
-    let embedder = match Embedder::from_config(&memory.embedder, loaded.keys.openai.as_ref()) {
+fn embed_chunks(ws: &Workspace) -> i32 {
+    let (project, store) = (&ws.project, &ws.store);
+    let embedder = match ws.memory().map(|m| m.embedder()) {
         Ok(Some(e)) if e.embeds_code() => e,
         Ok(_) => return 0,
         Err(e) => {
@@ -244,15 +231,16 @@ pub fn symbols(
             return 2;
         }
     };
-    let (project, loaded, store) = match setup(path) {
+    let ws = match setup(path) {
         Ok(x) => x,
         Err(code) => return code,
     };
+    let project = &ws.project;
     // Incremental: on an indexed project this only stats files.
-    if let Err(code) = crawl(&project, &loaded, &store, true) {
+    if let Err(code) = crawl(project, &ws.loaded, &ws.store, true) {
         return code;
     }
-    let hits = match offline::search_project(&store, &project, &query, kind, limit) {
+    let hits = match offline::search_project(&ws.store, project, &query, kind, limit) {
         Ok(h) => h,
         Err(e) => {
             eprintln!("mira: {e}");

@@ -17,18 +17,12 @@ pub fn mcp() -> i32 {
         Ok(m) => m,
         Err(e) => return fail(e),
     };
-    let keys = &cx.loaded.keys;
-    let secrets = [&keys.openai, &keys.anthropic, &keys.deepseek]
-        .into_iter()
-        .flatten()
-        .cloned()
-        .collect();
     let setup = McpSetup {
         store: cx.store.clone(),
         memory: memory.clone(),
         cwd: cx.project.root.clone(),
         budgets: AgentSettings::from_config(&cx.loaded.config.agent).budgets,
-        secrets,
+        secrets: cx.secrets(),
     };
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()

@@ -5,15 +5,13 @@ use std::io::Read;
 use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
-use mira::config::{self, ConfigInputs, Loaded};
-use mira::embed::Embedder;
 use mira::memory::goals::{GoalStatus, GoalUpdate, Priority, TaskStatus, TaskUpdate};
 use mira::memory::{
     ListFilter, Memory, MemoryError, MemoryKind, MemoryService, ProjectRef, RememberRequest, Scope,
     Status,
 };
-use mira::project::{self, Project};
-use mira::store::Store;
+use mira::project::Project;
+use mira::session::Workspace;
 
 /// How long `mira remember` waits for the new memory's embedding before leaving it to the
 /// next process (recall works on full-text search meanwhile).
@@ -188,22 +186,11 @@ struct Ctx {
 impl Ctx {
     fn open() -> Result<Ctx, i32> {
         let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
-        let project = project::detect(&cwd);
-        let loaded: Loaded = config::load(&ConfigInputs::from_process(Some(project.root.clone())))
-            .map_err(|e| {
-                eprintln!("mira: {e}");
-                2
-            })?;
-        let store = Store::open(&loaded.database_path()).map_err(|e| {
+        let opened = Workspace::open(&cwd).and_then(|ws| Ok((ws.memory()?, ws.project)));
+        let (service, project) = opened.map_err(|e| {
             eprintln!("mira: {e}");
-            1
+            i32::from(e.class.code())
         })?;
-        let memory = &loaded.config.memory;
-        let embedder = Embedder::from_config(&memory.embedder, loaded.keys.openai.as_ref())
-            .map_err(|e| {
-                eprintln!("mira: {e}");
-                2
-            })?;
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
@@ -212,7 +199,7 @@ impl Ctx {
                 1
             })?;
         Ok(Ctx {
-            service: MemoryService::new(store, embedder, memory.recall_weights()),
+            service,
             project,
             runtime,
         })

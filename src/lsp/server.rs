@@ -8,8 +8,8 @@ use super::capabilities;
 use super::state::{ServerState, Session};
 use crate::config::{self, ConfigInputs, Loaded};
 use crate::documents::{PositionEncoding, VersionCheck, uri_to_path};
-use crate::project;
-use crate::store::{Store, projects, sessions};
+use crate::session::{EditorOpen, EditorWorkspace};
+use crate::store::sessions;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 use tower_lsp_server::jsonrpc::{Error, Result};
@@ -175,37 +175,25 @@ impl LanguageServer for Backend {
             .cloned();
         *self.state.folders() = folders;
 
-        let env = self.state.options.env.clone();
-        let name = client_name.clone();
+        let open = EditorOpen {
+            root,
+            env: self.state.options.env.clone(),
+            editor,
+            client: client_name.clone(),
+        };
         // Project detection, config files and SQLite are blocking work: off the runtime.
-        let (project, loaded, store, session_row) = tokio::task::spawn_blocking(move || {
-            let project = project::detect(&root);
-            let loaded = config::load(&ConfigInputs {
-                env: env.clone(),
-                user_file: None,
-                project_root: Some(project.root.clone()),
-                editor,
-            });
-            let db = match &loaded {
-                Ok(l) => l.database_path(),
-                Err(_) => Loaded::defaults(&env).database_path(),
-            };
-            let store = Store::open(&db).map_err(|e| e.to_string());
-            let session_row = store.as_ref().ok().and_then(|s| {
-                s.write(|tx| {
-                    let pid = projects::ensure(tx, &project.root, &project.name)?;
-                    sessions::start(tx, sessions::SessionKind::Lsp, name.as_deref(), Some(pid))
-                })
-                .ok()
-            });
-            (project, loaded, store, session_row)
-        })
-        .await
-        .map_err(|e| Error {
-            code: tower_lsp_server::jsonrpc::ErrorCode::InternalError,
-            message: format!("initialization failed: {e}").into(),
-            data: None,
-        })?;
+        let EditorWorkspace {
+            project,
+            loaded,
+            store,
+            session_row,
+        } = tokio::task::spawn_blocking(move || EditorWorkspace::open(open))
+            .await
+            .map_err(|e| Error {
+                code: tower_lsp_server::jsonrpc::ErrorCode::InternalError,
+                message: format!("initialization failed: {e}").into(),
+                data: None,
+            })?;
 
         self.report_config(&loaded);
         if let Err(e) = &store {

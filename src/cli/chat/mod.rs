@@ -10,8 +10,6 @@ mod slash;
 use std::io::{BufRead, IsTerminal};
 use std::sync::Arc;
 
-use mira::session::project_info;
-
 use super::agent::{CliHost, build_agent, fail, open};
 use super::project_index::ProjectIndex;
 use line::{LineEditor, Read};
@@ -45,7 +43,7 @@ pub fn chat(args: ChatArgs) -> i32 {
         Ok(c) => c,
         Err(e) => return fail(e),
     };
-    let project = project_info(&cx.store, &cx.project);
+    let project = cx.project_info();
     let index = ProjectIndex::start(&cx, project.id);
     let mut agent = match build_agent(&cx) {
         Ok(a) => a.with_index(index.handle.clone()),
