@@ -8,10 +8,12 @@ mod commands;
 mod complete;
 mod editor;
 mod features;
+mod from_proto;
 mod memory;
 mod server;
 mod state;
 mod symbols;
+mod to_proto;
 pub mod transport;
 mod unwind;
 
