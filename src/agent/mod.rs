@@ -8,6 +8,7 @@ pub mod focus;
 pub mod host;
 pub mod instructions;
 pub mod knowledge;
+pub mod proposals;
 pub mod router;
 pub mod summarize;
 pub mod tokens;

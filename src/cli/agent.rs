@@ -4,6 +4,7 @@ use std::io::{IsTerminal, Write};
 use std::sync::Arc;
 
 use super::project_index::ProjectIndex;
+use crate::cli::edits;
 use futures::future::BoxFuture;
 use mira::agent::context::SectionReport;
 use mira::agent::conversation::{self, MessageKind};
@@ -14,8 +15,8 @@ use mira::config::{self, ConfigInputs, Loaded};
 use mira::embed::Embedder;
 use mira::llm::Effort;
 use mira::memory::MemoryService;
+use mira::session;
 use mira::store::Store;
-use mira::surface::{chat, edits};
 use tokio_util::sync::CancellationToken;
 
 pub(crate) struct Context {
@@ -213,7 +214,7 @@ pub fn ask(question: Vec<String>, yes: bool, effort: Option<String>, show_contex
         Ok(c) => c,
         Err(e) => return fail(e),
     };
-    let project = chat::project_info(&cx.store, &cx.project);
+    let project = session::project_info(&cx.store, &cx.project);
     let agent = match build_agent(&cx) {
         Ok(a) => a,
         Err(e) => return fail(e),

@@ -4,7 +4,7 @@
 use mira::agent::knowledge::code_search;
 use mira::agent::{Ask, new_turn_id};
 use mira::index::search::read_lines;
-use mira::surface::chat;
+use mira::session;
 
 use super::agent::{build_agent, fail, memory_service, open, print_sections};
 
@@ -35,7 +35,7 @@ pub fn context(question: Vec<String>, json: bool) -> i32 {
     let run = || -> Result<i32, (i32, String)> {
         let cx = open()?;
         let agent = build_agent(&cx)?;
-        let project = chat::project_info(&cx.store, &cx.project);
+        let project = session::project_info(&cx.store, &cx.project);
         let ask = Ask {
             turn: new_turn_id(),
             question,
@@ -80,7 +80,7 @@ pub fn search(query: Vec<String>, json: bool, limit: usize) -> i32 {
     let run = || -> Result<i32, (i32, String)> {
         let cx = open()?;
         let memory = memory_service(&cx)?;
-        let project = chat::project_info(&cx.store, &cx.project);
+        let project = session::project_info(&cx.store, &cx.project);
         let Some(pid) = project.id else {
             return Err((1, "the store is unavailable".into()));
         };

@@ -4,6 +4,7 @@ mod agent;
 mod chat;
 mod context;
 mod doctor;
+mod edits;
 mod index;
 mod mcp;
 mod memory;

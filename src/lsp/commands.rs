@@ -3,8 +3,8 @@
 
 use super::state::ServerState;
 use crate::llm::{ProviderSettings, server_report};
-use crate::surface::commands::{self, Command};
-use crate::surface::status::{self, IndexSummary, Status};
+use crate::lsp::ext::{self as commands, Command};
+use crate::lsp::status::{self, IndexSummary, Status};
 use serde::Serialize;
 use std::sync::Arc;
 use tower_lsp_server::jsonrpc::{Error, Result};

@@ -12,10 +12,10 @@ use tokio::sync::mpsc;
 use tower_lsp_server::ls_types::{Range, Uri};
 
 use super::state::{Focus, ServerState};
+use crate::agent::proposals;
 use crate::index::{SymbolChange, SymbolContext, SymbolInfo, SymbolWatch};
 use crate::memory::anchors::{self, Anchor};
 use crate::store::{Store, projects};
-use crate::surface::proposals;
 
 /// A "remember selection…" without text (Helix) anchors the next typed `mira.remember` for
 /// this long.

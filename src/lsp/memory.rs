@@ -10,12 +10,12 @@ use tower_lsp_server::ls_types::{LSPAny, MessageType, Range, Uri};
 
 use super::state::ServerState;
 use crate::embed::{EmbedError, Embedder};
+use crate::lsp::ext::{ForgetArgs, RecallArgs, RememberArgs, ScopeArg};
 use crate::memory::anchors::AnchorState;
 use crate::memory::{
     ListFilter, Memory, MemoryError, MemoryKind, MemoryService, Outcome, ProjectRef,
     RememberRequest, Status,
 };
-use crate::surface::commands::{ForgetArgs, RecallArgs, RememberArgs, ScopeArg};
 
 /// Builds the memory service once the session (store + config) exists, and turns embeddings
 /// on when configured. A local model loads on a blocking thread after `initialize` has

@@ -73,7 +73,7 @@ async fn first_root(peer: &Peer<RoleServer>) -> Option<PathBuf> {
 
 async fn resolve(store: Store, dir: PathBuf) -> ProjectInfo {
     let detected = crate::project::detect(&dir);
-    tokio::task::spawn_blocking(move || crate::surface::chat::project_info(&store, &detected))
+    tokio::task::spawn_blocking(move || crate::session::project_info(&store, &detected))
         .await
         .unwrap_or_else(|_| ProjectInfo {
             id: None,

@@ -12,7 +12,7 @@ const FLOORS: &[(&str, u8)] = &[
     ("logging", 85),
     ("lsp", 80),
     ("mcp", 80),
-    ("surface", 70),
+    ("session", 70),
     ("agent", 60),
     ("complete", 60),
     ("index", 50),
@@ -258,10 +258,10 @@ fn fnv1a(text: &str) -> String {
 }
 
 /// The command types: names, argument structs and the command enum — everything in
-/// `src/surface/commands.rs` above its error type — with blank lines and indentation
+/// `src/lsp/ext.rs` above its error type — with blank lines and indentation
 /// ignored, so that only a change of meaning asks for the contract to change.
 fn command_types_digest() -> String {
-    let src = read("src/surface/commands.rs");
+    let src = read("src/lsp/ext.rs");
     let types = src
         .split("pub enum CommandError")
         .next()
@@ -281,10 +281,10 @@ fn the_lsp_contract_changes_when_the_command_types_do() {
     let marker = format!("<!-- command types digest: {digest} -->");
     assert!(
         contract.contains(&marker),
-        "the command types in src/surface/commands.rs changed: update docs/lsp-contract.md \
+        "the command types in src/lsp/ext.rs changed: update docs/lsp-contract.md \
          to match, then set its digest line to `{marker}`"
     );
-    for name in mira::surface::commands::COMMANDS {
+    for name in mira::lsp::ext::COMMANDS {
         assert!(
             contract.contains(&format!("`{name}`")),
             "docs/lsp-contract.md does not document `{name}`"

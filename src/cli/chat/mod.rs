@@ -10,7 +10,7 @@ mod slash;
 use std::io::{BufRead, IsTerminal};
 use std::sync::Arc;
 
-use mira::surface::chat::project_info;
+use mira::session::project_info;
 
 use super::agent::{CliHost, build_agent, fail, open};
 use super::project_index::ProjectIndex;

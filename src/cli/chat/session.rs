@@ -347,7 +347,7 @@ impl Session {
             return eprintln!("mira: {} is not a directory", dir.display());
         }
         let detected = mira::project::detect(&dir);
-        self.project = mira::surface::chat::project_info(&self.store, &detected);
+        self.project = mira::session::project_info(&self.store, &detected);
         println!(
             "Now in project {} ({}); the conversation stays the same.",
             self.project.name,

@@ -13,7 +13,7 @@ use super::super::state::{Focus, ServerState};
 use super::{FocusAnchor, editor_context, start_turn};
 use crate::agent::{EditorContext, SymbolFocus};
 use crate::index::SymbolContext;
-use crate::surface::commands::{AskArgs, EditArgs, FixArgs, RangeArgs, SymbolArgs};
+use crate::lsp::ext::{AskArgs, EditArgs, FixArgs, RangeArgs, SymbolArgs};
 
 type Outcome = std::result::Result<Value, String>;
 

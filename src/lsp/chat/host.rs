@@ -11,10 +11,10 @@ use tower_lsp_server::ls_types::*;
 
 use super::super::state::ServerState;
 use super::Out;
+use crate::agent::proposals;
 use crate::agent::{EditOutcome, FileEdit, OpenDocument, TurnEvent, TurnHost};
 use crate::documents::{PositionEncoding, char_to_position, path_to_uri};
-use crate::surface::chat as chat_surface;
-use crate::surface::proposals;
+use crate::index::crawl;
 
 pub(super) struct LspHost {
     pub(super) state: Arc<ServerState>,
@@ -40,7 +40,8 @@ impl LspHost {
             .session()
             .map(|s| s.project.root.clone())
             .unwrap_or_default();
-        let shown = chat_surface::relative(&root, &edit.path);
+        let shown =
+            crawl::relative(&root, &edit.path).unwrap_or_else(|| edit.path.display().to_string());
         super::super::editor::refresh_proposals(&self.state);
         let _ = self.out.send(Out::Note {
             text: proposals::transcript_block(id, &shown, &edit.diff),

@@ -32,10 +32,11 @@ use crate::agent::conversation::{self, TurnView};
 use crate::agent::{Agent, Ask, EditorContext, TurnEvent, new_turn_id};
 use crate::config::Loaded;
 use crate::documents::{path_to_uri, position_to_char, uri_to_path};
+use crate::index::crawl;
+use crate::lsp::ext::{AskArgs, CancelArgs};
+use crate::lsp::transcript;
+use crate::session;
 use crate::store::Store;
-use crate::surface::chat as chat_surface;
-use crate::surface::commands::{AskArgs, CancelArgs};
-use crate::surface::transcript;
 use host::LspHost;
 use writer::Writer;
 
@@ -167,7 +168,7 @@ pub(super) fn start_turn(
         let prepared = tokio::task::spawn_blocking(move || {
             (
                 st2.chat.agent(&st2, &s),
-                chat_surface::project_info(&s, &project),
+                session::project_info(&s, &project),
             )
         })
         .await;
@@ -281,7 +282,7 @@ impl Backend {
         let (agent, project) = tokio::task::spawn_blocking(move || {
             (
                 st.chat.agent(&st, &store),
-                chat_surface::project_info(&store, &project),
+                session::project_info(&store, &project),
             )
         })
         .await
@@ -326,7 +327,7 @@ pub(super) fn editor_context(
     let enc = state.encoding();
     let docs = state.documents();
     let mut cx = EditorContext {
-        path: Some(chat_surface::relative(root, &path)),
+        path: Some(crawl::relative(root, &path).unwrap_or_else(|| path.display().to_string())),
         ..Default::default()
     };
     let Some(doc) = docs.get(uri) else {

@@ -7,10 +7,10 @@ use tower_lsp_server::ls_types::*;
 
 use super::super::state::ServerState;
 use super::host::apply_file_edit;
+use crate::agent::proposals::{self, ProposalStatus};
 use crate::agent::{EditOutcome, FileEdit};
 use crate::documents::path_to_uri;
 use crate::store::Store;
-use crate::surface::proposals::{self, ProposalStatus};
 
 fn proposal_store(state: &ServerState) -> std::result::Result<Store, String> {
     state

@@ -17,7 +17,7 @@ use super::Out;
 use crate::agent::conversation::{self, TurnView};
 use crate::agent::{TurnEvent, TurnStatus};
 use crate::documents::{PositionEncoding, char_to_position, path_to_uri};
-use crate::surface::transcript::{self, Coalescer};
+use crate::lsp::transcript::{self, Coalescer};
 
 // Custom notifications, sent only when `initializationOptions.mira.notifications = true`.
 

@@ -1,8 +1,10 @@
-//! `mira doctor`: prints `surface::doctor`'s report (project, configuration with sources,
+//! `mira doctor`: prints the report `report.rs` gathers (project, configuration with sources,
 //! database, provider, embedder, project instructions, secrets, logs) and its problems.
 
 use mira::config::ConfigInputs;
-use mira::surface::doctor::{self, Problem};
+mod report;
+
+use report::{self as doctor, Problem};
 
 pub fn run(path: Option<std::path::PathBuf>) -> i32 {
     let start = path.unwrap_or_else(|| std::env::current_dir().unwrap_or_else(|_| "/".into()));

@@ -1,7 +1,7 @@
 //! Writing a model's file edit to disk (the CLI path; the LSP path goes through the editor),
 //! refusing when the file changed since the edit was computed.
 
-use crate::agent::{EditOutcome, FileEdit};
+use mira::agent::{EditOutcome, FileEdit};
 
 pub fn write_if_unchanged(edit: &FileEdit) -> EditOutcome {
     let current = match std::fs::read_to_string(&edit.path) {
