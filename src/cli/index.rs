@@ -272,8 +272,8 @@ pub fn symbols(
             h.kind.as_str(),
             name,
             rel.display(),
-            h.selection.start.line + 1,
-            h.selection.start.character + 1,
+            h.selection.start.row + 1,
+            h.selection.start.col + 1,
             h.signature
         );
     }

@@ -15,6 +15,7 @@ use serde::{Deserialize, Serialize};
 use tower_lsp_server::jsonrpc::{Error, Result};
 use tower_lsp_server::ls_types::*;
 
+use super::from_proto;
 use super::state::{Focus, ServerState};
 use crate::documents::uri_to_path;
 
@@ -143,7 +144,8 @@ pub async fn code_action(
     });
     let mut actions: Vec<(String, ActionData)> = Vec::new();
     if let Some(index) = state.index.handle()
-        && let Ok(Some(name)) = index.name_at(&uri, range.start, state.encoding()).await
+        && let Some(offset) = from_proto::offset_on_a_line(state, &uri, range.start)
+        && let Ok(Some(name)) = index.name_at(&from_proto::doc(&uri), offset).await
     {
         actions.push((
             format!("Ask Mira about `{name}`"),

@@ -68,7 +68,7 @@ fn place(state: &ServerState, at: &TextDocumentPositionParams, trigger: Trigger)
     let char_idx = position_to_char(doc.rope(), at.position, state.encoding());
     let budgets = c.budgets();
     Some(Place {
-        uri: at.text_document.uri.clone(),
+        doc: super::from_proto::doc(&at.text_document.uri),
         language_id: doc.language_id().to_string(),
         window: Window::around(doc.rope(), char_idx, budgets.prefix, budgets.suffix),
         trigger,

@@ -216,8 +216,10 @@ pub async fn anchor_at(
         .index
         .handle()
         .ok_or("the symbol index is unavailable (run `mira doctor`)")?;
+    let (start, end) =
+        super::from_proto::focus_range(state, uri, range).map_err(|e| e.to_string())?;
     let cx = index
-        .enclosing(uri, range, state.encoding())
+        .enclosing(&super::from_proto::doc(uri), start, end)
         .await
         .map_err(|e| e.to_string())?
         .map_err(|e| e.to_string())?;

@@ -299,9 +299,8 @@ impl LanguageServer for Backend {
     }
 
     async fn did_save(&self, params: DidSaveTextDocumentParams) {
-        self.state.publish(crate::documents::DocEvent::Saved {
-            uri: params.text_document.uri,
-        });
+        self.state
+            .publish(crate::documents::DocEvent::saved(&params.text_document.uri));
     }
 
     async fn did_close(&self, params: DidCloseTextDocumentParams) {

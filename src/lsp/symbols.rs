@@ -2,7 +2,8 @@
 //! progress. Conversions only: the index answers, this file speaks LSP.
 
 use super::state::ServerState;
-use crate::documents::path_to_uri;
+use super::{from_proto, to_proto};
+use crate::documents::{LineIndex, PositionEncoding};
 use crate::index::crawl::{CrawlProgress, CrawlStage};
 use crate::index::{IndexHandle, IndexOptions, IndexProgress, OutlineNode, SymbolInfo};
 use std::sync::{Mutex, OnceLock};
@@ -241,38 +242,41 @@ fn to_lsp_kind(k: crate::index::SymbolKind) -> SymbolKind {
     serde_json::from_value(serde_json::Value::from(k.lsp_number())).unwrap_or(SymbolKind::FUNCTION)
 }
 
-fn location(info: &SymbolInfo) -> Option<Location> {
-    Some(Location::new(path_to_uri(&info.path)?, info.selection))
-}
-
+/// An outline as flat `SymbolInformation`s; every span is an offset into `lines`' text.
 #[allow(deprecated)]
-fn flat(nodes: &[OutlineNode], out: &mut Vec<SymbolInformation>) {
+fn flat(
+    nodes: &[OutlineNode],
+    lines: &LineIndex,
+    enc: PositionEncoding,
+    out: &mut Vec<SymbolInformation>,
+) {
     for n in nodes {
-        if let Some(uri) = path_to_uri(&n.symbol.path) {
+        if let Some(uri) = to_proto::uri(&n.symbol.path) {
             out.push(SymbolInformation {
                 name: n.symbol.name.clone(),
                 kind: to_lsp_kind(n.symbol.kind),
                 tags: None,
                 deprecated: None,
-                location: Location::new(uri, n.symbol.range),
+                location: Location::new(uri, to_proto::range(lines, &n.symbol.range, enc)),
                 container_name: n.symbol.container.clone(),
             });
         }
-        flat(&n.children, out);
+        flat(&n.children, lines, enc, out);
     }
 }
 
 #[allow(deprecated)]
-fn nested(n: &OutlineNode) -> DocumentSymbol {
+fn nested(n: &OutlineNode, lines: &LineIndex, enc: PositionEncoding) -> DocumentSymbol {
     DocumentSymbol {
         name: n.symbol.name.clone(),
         detail: (!n.symbol.signature.is_empty()).then(|| n.symbol.signature.clone()),
         kind: to_lsp_kind(n.symbol.kind),
         tags: None,
         deprecated: None,
-        range: n.symbol.range,
-        selection_range: n.symbol.selection,
-        children: (!n.children.is_empty()).then(|| n.children.iter().map(nested).collect()),
+        range: to_proto::range(lines, &n.symbol.range, enc),
+        selection_range: to_proto::range(lines, &n.symbol.selection, enc),
+        children: (!n.children.is_empty())
+            .then(|| n.children.iter().map(|c| nested(c, lines, enc)).collect()),
     }
 }
 
@@ -283,18 +287,26 @@ pub async fn document_symbol(
     let hierarchical = state
         .session()
         .is_some_and(|s| s.features.hierarchical_symbols);
+    let enc = state.encoding();
     let outline = index(state)?
-        .outline(&params.text_document.uri, state.encoding())
+        .outline(&from_proto::doc(&params.text_document.uri))
         .await
         .map_err(gone)?;
     let Some(outline) = outline else {
         return Ok(None);
     };
+    let lines = LineIndex::new(&outline.text);
     Ok(Some(if hierarchical {
-        DocumentSymbolResponse::Nested(outline.iter().map(nested).collect())
+        DocumentSymbolResponse::Nested(
+            outline
+                .nodes
+                .iter()
+                .map(|n| nested(n, &lines, enc))
+                .collect(),
+        )
     } else {
         let mut out = Vec::new();
-        flat(&outline, &mut out);
+        flat(&outline.nodes, &lines, enc, &mut out);
         DocumentSymbolResponse::Flat(out)
     }))
 }
@@ -305,11 +317,13 @@ pub async fn workspace_symbol(
     params: WorkspaceSymbolParams,
 ) -> Result<Option<WorkspaceSymbolResponse>> {
     let limit = state.config().config.index.workspace_symbol_limit;
-    let hits = index(state)?
-        .workspace_symbols(&params.query, None, limit, state.encoding())
+    let found = index(state)?
+        .workspace_symbols(&params.query, None, limit)
         .await
         .map_err(gone)?;
-    let out = hits
+    let lines = to_proto::Lines::of(&found, state.encoding()).await;
+    let out = found
+        .symbols
         .iter()
         .filter_map(|h| {
             Some(SymbolInformation {
@@ -317,7 +331,7 @@ pub async fn workspace_symbol(
                 kind: to_lsp_kind(h.kind),
                 tags: None,
                 deprecated: None,
-                location: location(h)?,
+                location: lines.location(h)?,
                 // Clients show this next to the name: where it lives, and in which file.
                 container_name: Some(match &h.container {
                     Some(c) => format!("{c} · {}", file_label(h)),
@@ -341,11 +355,21 @@ pub async fn goto_definition(
     params: GotoDefinitionParams,
 ) -> Result<Option<GotoDefinitionResponse>> {
     let p = params.text_document_position_params;
-    let hits = index(state)?
-        .definition(&p.text_document.uri, p.position, state.encoding())
+    let uri = &p.text_document.uri;
+    let index = index(state)?;
+    let Some(offset) = from_proto::offset(state, uri, p.position) else {
+        return Ok(None);
+    };
+    let found = index
+        .definition(&from_proto::doc(uri), offset)
         .await
         .map_err(gone)?;
-    let locations: Vec<Location> = hits.iter().filter_map(location).collect();
+    let lines = to_proto::Lines::of(&found, state.encoding()).await;
+    let locations: Vec<Location> = found
+        .symbols
+        .iter()
+        .filter_map(|s| lines.location(s))
+        .collect();
     Ok(match locations.len() {
         0 => None,
         1 => locations
@@ -362,8 +386,12 @@ pub async fn hover(state: &ServerState, params: HoverParams) -> Result<Option<Ho
         uri: p.text_document.uri.clone(),
         range: Range::new(p.position, p.position),
     });
-    let hit = index(state)?
-        .hover(&p.text_document.uri, p.position, state.encoding())
+    let index = index(state)?;
+    let Some(offset) = from_proto::offset(state, &p.text_document.uri, p.position) else {
+        return Ok(None);
+    };
+    let hit = index
+        .hover(&from_proto::doc(&p.text_document.uri), offset)
         .await
         .map_err(gone)?;
     let Some(h) = hit else {

@@ -66,10 +66,9 @@ async fn first_root(peer: &Peer<RoleServer>) -> Option<PathBuf> {
             return None;
         }
     };
-    roots.iter().find_map(|r| {
-        let uri = r.uri.parse::<tower_lsp_server::ls_types::Uri>().ok()?;
-        crate::documents::uri_to_path(&uri).filter(|p| p.is_dir())
-    })
+    roots
+        .iter()
+        .find_map(|r| crate::documents::file_uri_to_path(&r.uri).filter(|p| p.is_dir()))
 }
 
 async fn resolve(store: Store, dir: PathBuf) -> ProjectInfo {

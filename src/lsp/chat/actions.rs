@@ -8,6 +8,7 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 use tower_lsp_server::ls_types::*;
 
+use super::super::from_proto;
 use super::super::state::{Focus, ServerState};
 use super::{FocusAnchor, editor_context, start_turn};
 use crate::agent::{EditorContext, SymbolFocus};
@@ -29,7 +30,7 @@ fn focus_of(cx: &SymbolContext) -> (SymbolFocus, FocusAnchor) {
         name: cx.qualified.clone(),
         kind: i.kind.to_string(),
         path: cx.key.clone(),
-        line: i.range.start.line + 1,
+        line: i.range.start.row + 1,
         language: crate::index::Lang::for_path(&i.path).map(|l| l.name().to_string()),
         signature: i.signature.clone(),
         doc: i.doc.clone(),
@@ -73,8 +74,10 @@ async fn enclosing(
     uri: &Uri,
     range: Range,
 ) -> std::result::Result<Option<SymbolContext>, String> {
-    match index(state)?
-        .enclosing(uri, range, state.encoding())
+    let index = index(state)?;
+    let (start, end) = from_proto::focus_range(state, uri, range).map_err(|e| e.to_string())?;
+    match index
+        .enclosing(&from_proto::doc(uri), start, end)
         .await
         .map_err(|e| e.to_string())?
     {
@@ -87,11 +90,14 @@ async fn enclosing(
 /// `mira.askSymbol {uri, position}`: "Ask Mira about this symbol", resolved to its
 /// definition in any file.
 pub async fn ask_symbol(state: &Arc<ServerState>, args: SymbolArgs) -> Outcome {
-    let cx = index(state)?
-        .symbol_at(&args.uri, args.position, state.encoding())
+    let index = index(state)?;
+    let offset =
+        from_proto::focus_offset(state, &args.uri, args.position).map_err(|e| e.to_string())?;
+    let cx = index
+        .symbol_at(&from_proto::doc(&args.uri), offset)
         .await
         .map_err(|e| e.to_string())?
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| from_proto::at_position(e, args.position).to_string())?;
     let (focus, anchor) = focus_of(&cx);
     let question = format!(
         "Tell me about `{}` ({} in {}:{}): what it does, how its callers use it, what it \
