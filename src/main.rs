@@ -81,5 +81,5 @@ unsafe impl std::alloc::GlobalAlloc for Allocator {
 
 fn main() -> std::process::ExitCode {
     cli::pipe::quiet_on_broken_pipe();
-    cli::run()
+    cli::run().unwrap_or_else(cli::CliError::report)
 }

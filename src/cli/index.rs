@@ -5,21 +5,24 @@ use mira::index::crawl::{CrawlOptions, CrawlProgress, CrawlStage, CrawlStats};
 use mira::index::{SymbolKind, offline, vectors};
 use mira::project::Project;
 use mira::session::Workspace;
+use std::process::ExitCode;
+use tokio::runtime::Runtime;
+
+use super::{CliError, CliResult};
 use mira::store::Store;
 use mira::store::projects;
 use std::io::IsTerminal;
 use std::path::PathBuf;
 
-fn setup(path: Option<PathBuf>) -> Result<Workspace, i32> {
+fn setup(path: Option<PathBuf>) -> Result<Workspace, CliError> {
     let start = path.unwrap_or_else(|| std::env::current_dir().unwrap_or_else(|_| "/".into()));
     if !start.exists() {
-        eprintln!("mira: {} does not exist", start.display());
-        return Err(2);
+        return Err(CliError::usage(format!(
+            "{} does not exist",
+            start.display()
+        )));
     }
-    Workspace::open(&start).map_err(|e| {
-        eprintln!("mira: {e}");
-        i32::from(e.class.code())
-    })
+    Ok(Workspace::open(&start)?)
 }
 
 fn crawl(
@@ -27,7 +30,7 @@ fn crawl(
     loaded: &Loaded,
     store: &Store,
     quiet: bool,
-) -> Result<CrawlStats, i32> {
+) -> Result<CrawlStats, CliError> {
     let opts = CrawlOptions::from_config(&loaded.config.index);
     let bar = (!quiet && std::io::stderr().is_terminal()).then(|| {
         let b = indicatif::ProgressBar::new(0);
@@ -82,22 +85,13 @@ fn crawl(
     if let Some(b) = bar {
         b.finish_and_clear();
     }
-    result.map_err(|e| {
-        eprintln!("mira: indexing failed: {e}");
-        1
-    })
+    result.map_err(|e| CliError::failure(format!("indexing failed: {e}")))
 }
 
-pub fn index(path: Option<PathBuf>) -> i32 {
-    let ws = match setup(path) {
-        Ok(x) => x,
-        Err(code) => return code,
-    };
+pub fn index(rt: &Runtime, path: Option<PathBuf>) -> CliResult {
+    let ws = setup(path)?;
     let (project, store) = (&ws.project, &ws.store);
-    let stats = match crawl(project, &ws.loaded, store, false) {
-        Ok(s) => s,
-        Err(code) => return code,
-    };
+    let stats = crawl(project, &ws.loaded, store, false)?;
     println!(
         "project   {} ({})",
         project.root.display(),
@@ -124,33 +118,25 @@ pub fn index(path: Option<PathBuf>) -> i32 {
         Ok(n) => println!("anchors   {n} memories about code changed state (see `mira recall`)"),
         Err(e) => eprintln!("mira: cannot check anchored memories: {e}"),
     }
-    embed_chunks(&ws)
+    embed_chunks(rt, &ws);
+    Ok(ExitCode::SUCCESS)
 }
 
 /// With an embedder configured, code search also ranks by meaning: embed the chunks that
-/// have no vector yet (only what changed, after the first run).
-fn embed_chunks(ws: &Workspace) -> i32 {
+/// have no vector yet (only what changed, after the first run). Never fails the command:
+/// code search falls back to full-text search.
+fn embed_chunks(rt: &Runtime, ws: &Workspace) {
     let (project, store) = (&ws.project, &ws.store);
     let embedder = match ws.memory().map(|m| m.embedder()) {
         Ok(Some(e)) if e.embeds_code() => e,
-        Ok(_) => return 0,
+        Ok(_) => return,
         Err(e) => {
             eprintln!("mira: code vectors skipped: {e}");
-            return 0;
+            return;
         }
     };
     let Ok(Some(pid)) = store.read(|c| projects::find(c, &project.root)) else {
-        return 0;
-    };
-    let rt = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("mira: cannot start the async runtime: {e}");
-            return 1;
-        }
+        return;
     };
     let started = std::time::Instant::now();
     match rt.block_on(vectors::embed_pending(
@@ -166,14 +152,12 @@ fn embed_chunks(ws: &Workspace) -> i32 {
                 embedder.model_id(),
                 started.elapsed().as_secs_f64()
             );
-            0
         }
         Err(e) => {
             eprintln!(
                 "mira: code vectors incomplete ({e}); code search uses full-text search for the rest \
                  until the next `mira index`"
             );
-            0
         }
     }
 }
@@ -223,43 +207,26 @@ pub fn symbols(
     json: bool,
     limit: usize,
     path: Option<PathBuf>,
-) -> i32 {
-    let kind = match kind.map(|k| k.parse::<SymbolKind>()).transpose() {
-        Ok(k) => k,
-        Err(e) => {
-            eprintln!("mira: {e}");
-            return 2;
-        }
-    };
-    let ws = match setup(path) {
-        Ok(x) => x,
-        Err(code) => return code,
-    };
+) -> CliResult {
+    let kind = kind
+        .map(|k| k.parse::<SymbolKind>())
+        .transpose()
+        .map_err(|e| CliError::usage(e.to_string()))?;
+    let ws = setup(path)?;
     let project = &ws.project;
     // Incremental: on an indexed project this only stats files.
-    if let Err(code) = crawl(project, &ws.loaded, &ws.store, true) {
-        return code;
-    }
-    let hits = match offline::search_project(&ws.store, project, &query, kind, limit) {
-        Ok(h) => h,
-        Err(e) => {
-            eprintln!("mira: {e}");
-            return 1;
-        }
-    };
+    crawl(project, &ws.loaded, &ws.store, true)?;
+    let hits = offline::search_project(&ws.store, project, &query, kind, limit)
+        .map_err(|e| CliError::failure(e.to_string()))?;
     if json {
-        match serde_json::to_string_pretty(&hits) {
-            Ok(s) => println!("{s}"),
-            Err(e) => {
-                eprintln!("mira: {e}");
-                return 1;
-            }
-        }
-        return 0;
+        let s =
+            serde_json::to_string_pretty(&hits).map_err(|e| CliError::failure(e.to_string()))?;
+        println!("{s}");
+        return Ok(ExitCode::SUCCESS);
     }
     if hits.is_empty() {
         eprintln!("no symbols match `{query}`");
-        return 1;
+        return Ok(ExitCode::FAILURE);
     }
     for h in &hits {
         let rel = h.path.strip_prefix(&project.root).unwrap_or(&h.path);
@@ -277,5 +244,5 @@ pub fn symbols(
             h.signature
         );
     }
-    0
+    Ok(ExitCode::SUCCESS)
 }

@@ -5,18 +5,17 @@ use mira::agent::AgentSettings;
 use mira::config::Env;
 use mira::mcp::{McpSetup, serve_stdio};
 
-use super::agent::{fail, memory_service, open};
+use std::process::ExitCode;
 
-pub fn mcp() -> i32 {
+use tokio::runtime::Runtime;
+
+use super::agent::{memory_service, open};
+use super::{CliError, CliResult};
+
+pub fn mcp(runtime: &Runtime) -> CliResult {
     let _guard = crate::logging::init_lsp(&Env::from_process(), "mira mcp");
-    let cx = match open() {
-        Ok(c) => c,
-        Err(e) => return fail(e),
-    };
-    let memory = match memory_service(&cx) {
-        Ok(m) => m,
-        Err(e) => return fail(e),
-    };
+    let cx = open()?;
+    let memory = memory_service(&cx)?;
     let setup = McpSetup {
         store: cx.store.clone(),
         memory: memory.clone(),
@@ -24,21 +23,12 @@ pub fn mcp() -> i32 {
         budgets: AgentSettings::from_config(&cx.loaded.config.agent).budgets,
         secrets: cx.secrets(),
     };
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(rt) => rt,
-        Err(e) => return fail((1, format!("cannot start the async runtime: {e}"))),
-    };
-    let outcome = runtime.block_on(async {
-        let _worker = memory.spawn_embedding_worker();
-        serve_stdio(setup).await
-    });
-    // The embedding worker must not keep a client-less process alive.
-    runtime.shutdown_timeout(std::time::Duration::from_millis(200));
-    match outcome {
-        Ok(()) => 0,
-        Err(e) => fail((1, e)),
-    }
+    // The embedding worker ends with the runtime: it must not keep a client-less process alive.
+    runtime
+        .block_on(async {
+            let _worker = memory.spawn_embedding_worker();
+            serve_stdio(setup).await
+        })
+        .map_err(CliError::failure)?;
+    Ok(ExitCode::SUCCESS)
 }

@@ -12,6 +12,10 @@ use mira::memory::{
 };
 use mira::project::Project;
 use mira::session::Workspace;
+use std::process::ExitCode;
+use tokio::runtime::Runtime;
+
+use super::{CliError, CliResult};
 
 /// How long `mira remember` waits for the new memory's embedding before leaving it to the
 /// next process (recall works on full-text search meanwhile).
@@ -180,28 +184,15 @@ fn parse<T: std::str::FromStr<Err = MemoryError>>(s: &str) -> Result<T, String> 
 struct Ctx {
     service: MemoryService,
     project: Project,
-    runtime: tokio::runtime::Runtime,
 }
 
 impl Ctx {
-    fn open() -> Result<Ctx, i32> {
+    fn open() -> Result<Ctx, CliError> {
         let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
-        let opened = Workspace::open(&cwd).and_then(|ws| Ok((ws.memory()?, ws.project)));
-        let (service, project) = opened.map_err(|e| {
-            eprintln!("mira: {e}");
-            i32::from(e.class.code())
-        })?;
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .map_err(|e| {
-                eprintln!("mira: cannot start the async runtime: {e}");
-                1
-            })?;
+        let ws = Workspace::open(&cwd)?;
         Ok(Ctx {
-            service,
-            project,
-            runtime,
+            service: ws.memory()?,
+            project: ws.project,
         })
     }
 
@@ -210,45 +201,41 @@ impl Ctx {
     }
 }
 
-fn fail(e: MemoryError) -> i32 {
-    eprintln!("mira: {e}");
+/// Bad input is the user's to fix (2); anything else is a failure (1).
+fn fail(e: MemoryError) -> CliError {
     match e {
         MemoryError::Empty
         | MemoryError::TooLong { .. }
         | MemoryError::UnknownKind(_)
-        | MemoryError::Invalid { .. } => 2,
-        _ => 1,
+        | MemoryError::Invalid { .. } => CliError::usage(e.to_string()),
+        _ => CliError::failure(e.to_string()),
     }
 }
 
 /// The text to remember from the arguments, stdin (`-`) or a file; invalid UTF-8 is refused
 /// with the byte offset rather than silently replaced.
-fn read_text(args: &RememberArgs) -> Result<String, i32> {
+fn read_text(args: &RememberArgs) -> Result<String, CliError> {
     let (bytes, origin) = match (&args.file, args.text.as_slice()) {
         (Some(path), _) => (
-            std::fs::read(path).map_err(|e| {
-                eprintln!("mira: cannot read {}: {e}", path.display());
-                1
-            })?,
+            std::fs::read(path)
+                .map_err(|e| CliError::failure(format!("cannot read {}: {e}", path.display())))?,
             path.display().to_string(),
         ),
         (None, [dash]) if dash == "-" => {
             let mut buf = Vec::new();
-            std::io::stdin().read_to_end(&mut buf).map_err(|e| {
-                eprintln!("mira: cannot read stdin: {e}");
-                1
-            })?;
+            std::io::stdin()
+                .read_to_end(&mut buf)
+                .map_err(|e| CliError::failure(format!("cannot read stdin: {e}")))?;
             (buf, "stdin".to_string())
         }
         (None, words) => return Ok(words.join(" ")),
     };
     String::from_utf8(bytes).map_err(|e| {
-        eprintln!(
-            "mira: {origin} is not valid UTF-8 (first bad byte at offset {}); memories are text. \
+        CliError::usage(format!(
+            "{origin} is not valid UTF-8 (first bad byte at offset {}); memories are text. \
              Convert it first, e.g. `iconv -f latin1 -t utf-8`",
             e.utf8_error().valid_up_to()
-        );
-        2
+        ))
     })
 }
 
@@ -263,19 +250,11 @@ fn one_line(s: &str, max: usize) -> String {
     mira::memory::memories::short(s, max)
 }
 
-pub fn remember(args: RememberArgs) -> i32 {
-    let text = match read_text(&args) {
-        Ok(t) => t,
-        Err(code) => return code,
-    };
+pub fn remember(rt: &Runtime, args: RememberArgs) -> CliResult {
+    let text = read_text(&args)?;
     // validate before opening anything: bad input never touches the store
-    if let Err(e) = mira::memory::memories::validate_body(&text) {
-        return fail(e);
-    }
-    let ctx = match Ctx::open() {
-        Ok(c) => c,
-        Err(code) => return code,
-    };
+    mira::memory::memories::validate_body(&text).map_err(fail)?;
+    let ctx = Ctx::open()?;
     let mut anchors = Vec::new();
     if let Some((path, line)) = &args.at {
         match mira::index::offline::enclosing_on_disk(&ctx.project.root, path, *line) {
@@ -284,10 +263,7 @@ pub fn remember(args: RememberArgs) -> i32 {
                 symbol: a.symbol,
                 content_hash: a.content_hash,
             }),
-            Err(e) => {
-                eprintln!("mira: {e}");
-                return 2;
-            }
+            Err(e) => return Err(CliError::usage(e.to_string())),
         }
     }
     let anchored = anchors
@@ -303,11 +279,8 @@ pub fn remember(args: RememberArgs) -> i32 {
     };
     let service = ctx.service.clone();
     let project = ctx.project();
-    ctx.runtime.block_on(async move {
-        let r = match service.remember(req, project).await {
-            Ok(r) => r,
-            Err(e) => return fail(e),
-        };
+    rt.block_on(async move {
+        let r = service.remember(req, project).await.map_err(fail)?;
         println!("{}{anchored}", r.describe());
         if service.embedder().is_some() {
             match tokio::time::timeout(CLI_EMBED_WAIT, service.embed_pending()).await {
@@ -318,36 +291,25 @@ pub fn remember(args: RememberArgs) -> i32 {
                 Err(_) => eprintln!("mira: note: embedding is slow; it continues next time"),
             }
         }
-        0
+        Ok(ExitCode::SUCCESS)
     })
 }
 
-pub fn recall(args: RecallArgs) -> i32 {
-    let ctx = match Ctx::open() {
-        Ok(c) => c,
-        Err(code) => return code,
-    };
+pub fn recall(rt: &Runtime, args: RecallArgs) -> CliResult {
+    let ctx = Ctx::open()?;
     let query = args.query.join(" ");
-    let hits = match ctx
-        .runtime
+    let hits = rt
         .block_on(ctx.service.recall(&query, ctx.project(), args.limit))
-    {
-        Ok(h) => h,
-        Err(e) => return fail(e),
-    };
+        .map_err(fail)?;
     if args.json {
-        match serde_json::to_string_pretty(&hits) {
-            Ok(s) => println!("{s}"),
-            Err(e) => {
-                eprintln!("mira: {e}");
-                return 1;
-            }
-        }
-        return 0;
+        let s =
+            serde_json::to_string_pretty(&hits).map_err(|e| CliError::failure(e.to_string()))?;
+        println!("{s}");
+        return Ok(ExitCode::SUCCESS);
     }
     if hits.is_empty() {
         eprintln!("No memories match `{query}`.");
-        return 0;
+        return Ok(ExitCode::SUCCESS);
     }
     let ids: Vec<i64> = hits.iter().map(|h| h.memory.id).collect();
     let anchors = ctx
@@ -385,42 +347,34 @@ pub fn recall(args: RecallArgs) -> i32 {
             println!("       @ {}::{}{state}", a.anchor.path, a.anchor.symbol);
         }
     }
-    0
+    Ok(ExitCode::SUCCESS)
 }
 
-pub fn forget(args: ForgetArgs) -> i32 {
-    let ctx = match Ctx::open() {
-        Ok(c) => c,
-        Err(code) => return code,
-    };
+pub fn forget(rt: &Runtime, args: ForgetArgs) -> CliResult {
+    let ctx = Ctx::open()?;
     let r = if args.restore {
-        ctx.runtime.block_on(ctx.service.restore(args.id))
+        rt.block_on(ctx.service.restore(args.id))
     } else {
-        ctx.runtime.block_on(ctx.service.forget(args.id))
+        rt.block_on(ctx.service.forget(args.id))
     };
-    match r {
-        Ok(m) if args.restore => {
+    match r.map_err(fail)? {
+        m if args.restore => {
             println!("Restored #{}: {}", m.id, one_line(&m.body, 80));
-            0
         }
-        Ok(m) => {
+        m => {
             println!(
                 "Forgot #{}: {} (undo with `mira forget --restore {}`)",
                 m.id,
                 one_line(&m.body, 80),
                 m.id
             );
-            0
         }
-        Err(e) => fail(e),
     }
+    Ok(ExitCode::SUCCESS)
 }
 
-pub fn memories(args: MemoriesArgs) -> i32 {
-    let ctx = match Ctx::open() {
-        Ok(c) => c,
-        Err(code) => return code,
-    };
+pub fn memories(rt: &Runtime, args: MemoriesArgs) -> CliResult {
+    let ctx = Ctx::open()?;
     let filter = ListFilter {
         project: None,
         include_inactive: args.all,
@@ -428,19 +382,15 @@ pub fn memories(args: MemoriesArgs) -> i32 {
         limit: args.limit,
         ..Default::default()
     };
-    let list = match ctx
-        .runtime
+    let list = rt
         .block_on(ctx.service.list(ctx.project(), filter))
-    {
-        Ok(l) => l,
-        Err(e) => return fail(e),
-    };
+        .map_err(fail)?;
     if args.json {
         println!(
             "{}",
             serde_json::to_string_pretty(&list).unwrap_or_default()
         );
-        return 0;
+        return Ok(ExitCode::SUCCESS);
     }
     if list.is_empty() {
         eprintln!("No memories yet. Add one with `mira remember \"…\"`.");
@@ -460,21 +410,18 @@ pub fn memories(args: MemoriesArgs) -> i32 {
             one_line(&m.body, 100)
         );
     }
-    0
+    Ok(ExitCode::SUCCESS)
 }
 
-pub fn goals(cmd: Option<GoalsCommand>) -> i32 {
-    let ctx = match Ctx::open() {
-        Ok(c) => c,
-        Err(code) => return code,
-    };
+pub fn goals(rt: &Runtime, cmd: Option<GoalsCommand>) -> CliResult {
+    let ctx = Ctx::open()?;
     let s = &ctx.service;
     let project = ctx.project();
     let cmd = cmd.unwrap_or(GoalsCommand::List {
         all: false,
         json: false,
     });
-    let result = ctx.runtime.block_on(async {
+    let result = rt.block_on(async {
         match cmd {
             GoalsCommand::List { all, json } => {
                 let goals = s.goals(project, all).await?;
@@ -562,14 +509,12 @@ pub fn goals(cmd: Option<GoalsCommand>) -> i32 {
             }
         }
     });
-    result.map_or_else(fail, |()| 0)
+    result.map_err(fail)?;
+    Ok(ExitCode::SUCCESS)
 }
 
-pub fn tasks(cmd: Option<TasksCommand>) -> i32 {
-    let ctx = match Ctx::open() {
-        Ok(c) => c,
-        Err(code) => return code,
-    };
+pub fn tasks(rt: &Runtime, cmd: Option<TasksCommand>) -> CliResult {
+    let ctx = Ctx::open()?;
     let s = &ctx.service;
     let project = ctx.project();
     let cmd = cmd.unwrap_or(TasksCommand::List {
@@ -577,7 +522,7 @@ pub fn tasks(cmd: Option<TasksCommand>) -> i32 {
         goal: None,
         json: false,
     });
-    let result = ctx.runtime.block_on(async {
+    let result = rt.block_on(async {
         match cmd {
             TasksCommand::List { all, goal, json } => {
                 let tasks = s.tasks(project, goal, all).await?;
@@ -649,5 +594,6 @@ pub fn tasks(cmd: Option<TasksCommand>) -> i32 {
             }
         }
     });
-    result.map_or_else(fail, |()| 0)
+    result.map_err(fail)?;
+    Ok(ExitCode::SUCCESS)
 }

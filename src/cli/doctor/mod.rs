@@ -6,9 +6,9 @@ mod report;
 
 use report::{self as doctor, Problem};
 
-pub fn run(path: Option<std::path::PathBuf>) -> i32 {
+pub fn run(rt: &tokio::runtime::Runtime, path: Option<std::path::PathBuf>) -> super::CliResult {
     let start = path.unwrap_or_else(|| std::env::current_dir().unwrap_or_else(|_| "/".into()));
-    let d = doctor::run(ConfigInputs::from_process(None), &start);
+    let d = doctor::run(rt, ConfigInputs::from_process(None), &start);
 
     println!("Mira {}\n", env!("CARGO_PKG_VERSION"));
     println!("Project");
@@ -127,7 +127,7 @@ pub fn run(path: Option<std::path::PathBuf>) -> i32 {
             }
         }
     }
-    d.exit_code()
+    Ok(std::process::ExitCode::from(d.exit_code()))
 }
 
 fn print_embedder(p: &mira::embed::Probe) {

@@ -66,7 +66,7 @@ pub struct Doctor {
 }
 
 impl Doctor {
-    pub fn exit_code(&self) -> i32 {
+    pub fn exit_code(&self) -> u8 {
         if self
             .problems
             .iter()
@@ -81,7 +81,7 @@ impl Doctor {
     }
 }
 
-pub fn run(inputs: ConfigInputs, start: &Path) -> Doctor {
+pub fn run(rt: &tokio::runtime::Runtime, inputs: ConfigInputs, start: &Path) -> Doctor {
     let project = project::detect(start);
     let inputs = ConfigInputs {
         project_root: Some(project.root.clone()),
@@ -148,7 +148,9 @@ pub fn run(inputs: ConfigInputs, start: &Path) -> Doctor {
         Some(l) => describe_provider(l),
         None => "unknown (configuration not loaded)".into(),
     };
-    let server = loaded.as_ref().and_then(|l| local_server(l, &mut problems));
+    let server = loaded
+        .as_ref()
+        .and_then(|l| local_server(rt, l, &mut problems));
     let instructions = mira::agent::instructions::gather(&project.root, None);
     let secrets = secrets_report(&project.root, loaded.as_ref(), &mut problems);
     let logs = loaded.as_ref().map(|l| logs_report(&l.config.store.home));
@@ -169,15 +171,15 @@ pub fn run(inputs: ConfigInputs, start: &Path) -> Doctor {
 
 /// Asks a loopback provider's server what it serves; a server that is down or lacks the
 /// configured model is a problem worded with the fix.
-fn local_server(l: &Loaded, problems: &mut Vec<Problem>) -> Option<mira::llm::ServerReport> {
+fn local_server(
+    rt: &tokio::runtime::Runtime,
+    l: &Loaded,
+    problems: &mut Vec<Problem>,
+) -> Option<mira::llm::ServerReport> {
     let settings = mira::llm::ProviderSettings::resolve(&l.config.provider, &l.keys).ok()?;
     if !settings.is_local() {
         return None;
     }
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .ok()?;
     let report = rt.block_on(mira::llm::server_report(settings)).ok()?;
     match &report.models {
         Err(e) => problems.push(Problem::Runtime(e.clone())),
