@@ -2,6 +2,7 @@
 //! limits, the reasoning router, summaries, redaction, artifacts. Called by the LSP surface
 //! and the CLI alike; neither knows about providers or SQL.
 
+pub mod actions;
 pub mod context;
 pub mod conversation;
 pub mod focus;
