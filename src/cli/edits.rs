@@ -1,5 +1,5 @@
 //! Writing a model's file edit to disk (the CLI path; the LSP path goes through the editor),
-//! refusing when the file changed since the edit was computed.
+//! refusing when the file changed since the edit was computed (`FileEdit::stale_on_disk`).
 
 use mira::agent::{EditOutcome, FileEdit};
 
@@ -11,14 +11,8 @@ pub fn write_if_unchanged(edit: &FileEdit) -> EditOutcome {
             return EditOutcome::Rejected(format!("cannot read {}: {e}", edit.path.display()));
         }
     };
-    match (&current, edit.create) {
-        (Some(t), false) if *t == edit.base_text => {}
-        (None, true) => {}
-        (Some(_), true) => return EditOutcome::Stale("the file was created meanwhile".into()),
-        (None, false) => return EditOutcome::Stale("the file was deleted meanwhile".into()),
-        (Some(_), false) => {
-            return EditOutcome::Stale("the file on disk changed since it was read".into());
-        }
+    if let Some(why) = edit.stale_on_disk(current.as_deref()) {
+        return EditOutcome::Stale(why);
     }
     if let Some(dir) = edit.path.parent()
         && let Err(e) = std::fs::create_dir_all(dir)

@@ -139,15 +139,16 @@ pub(super) async fn apply_file_edit(state: Arc<ServerState>, edit: FileEdit) -> 
     let Some(uri) = path_to_uri(&edit.path) else {
         return EditOutcome::Rejected(format!("{} is not a file path", edit.path.display()));
     };
-    let current = state.documents().get(&uri).map(|d| (d.version(), d.text()));
+    let current = state.documents().get(&uri).map(|d| OpenDocument {
+        version: d.version(),
+        text: d.text(),
+    });
     let version = match current {
-        Some((v, text)) => {
-            if edit.base_version.is_some_and(|b| b != v) || text != edit.base_text {
-                return EditOutcome::Stale(
-                    "you changed the file in the editor since Mira read it".into(),
-                );
+        Some(doc) => {
+            if let Some(why) = edit.stale_in_editor(&doc) {
+                return EditOutcome::Stale(why);
             }
-            Some(v)
+            Some(doc.version)
         }
         None => {
             let path = edit.path.clone();
@@ -155,14 +156,8 @@ pub(super) async fn apply_file_edit(state: Arc<ServerState>, edit: FileEdit) -> 
                 .await
                 .ok()
                 .flatten();
-            match (&on_disk, edit.create) {
-                (Some(t), false) if *t == edit.base_text => {}
-                (None, true) => {}
-                _ => {
-                    return EditOutcome::Stale(
-                        "the file on disk changed since Mira read it".into(),
-                    );
-                }
+            if let Some(why) = edit.stale_on_disk(on_disk.as_deref()) {
+                return EditOutcome::Stale(why);
             }
             None
         }
