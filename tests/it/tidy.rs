@@ -230,7 +230,12 @@ fn no_lsp_type_below_the_adapter() {
     let mut bad = Vec::new();
     for f in &files {
         let rel = f.strip_prefix(&src).unwrap();
-        let top = rel.components().next().unwrap().as_os_str().to_string_lossy();
+        let top = rel
+            .components()
+            .next()
+            .unwrap()
+            .as_os_str()
+            .to_string_lossy();
         if PROTOCOL_SIDE.contains(&top.trim_end_matches(".rs")) {
             continue;
         }
