@@ -260,6 +260,7 @@ pub fn symbols(
         }
     };
     if json {
+        let hits: Vec<SymbolJson<'_>> = hits.iter().map(SymbolJson::of).collect();
         match serde_json::to_string_pretty(&hits) {
             Ok(s) => println!("{s}"),
             Err(e) => {
@@ -290,4 +291,57 @@ pub fn symbols(
         );
     }
     0
+}
+
+/// `mira symbols --json`: a symbol with LSP-shaped ranges (zero-based line, UTF-8 column),
+/// the shape scripts read.
+#[derive(serde::Serialize)]
+struct SymbolJson<'a> {
+    name: &'a str,
+    kind: SymbolKind,
+    container: &'a Option<String>,
+    path: &'a std::path::Path,
+    range: RangeJson,
+    selection: RangeJson,
+    signature: &'a str,
+    doc: &'a Option<String>,
+    declaration: bool,
+}
+
+#[derive(serde::Serialize)]
+struct RangeJson {
+    start: PositionJson,
+    end: PositionJson,
+}
+
+#[derive(serde::Serialize)]
+struct PositionJson {
+    line: u32,
+    character: u32,
+}
+
+impl<'a> SymbolJson<'a> {
+    fn of(s: &'a mira::index::SymbolInfo) -> SymbolJson<'a> {
+        let range = |span: &mira::index::Span| RangeJson {
+            start: PositionJson {
+                line: span.start.row,
+                character: span.start.col,
+            },
+            end: PositionJson {
+                line: span.end.row,
+                character: span.end.col,
+            },
+        };
+        SymbolJson {
+            name: &s.name,
+            kind: s.kind,
+            container: &s.container,
+            path: &s.path,
+            range: range(&s.range),
+            selection: range(&s.selection),
+            signature: &s.signature,
+            doc: &s.doc,
+            declaration: s.declaration,
+        }
+    }
 }
