@@ -219,6 +219,7 @@ pub fn symbols(
     let hits = offline::search_project(&ws.store, project, &query, kind, limit)
         .map_err(|e| CliError::failure(e.to_string()))?;
     if json {
+        let hits: Vec<SymbolJson<'_>> = hits.iter().map(SymbolJson::of).collect();
         let s =
             serde_json::to_string_pretty(&hits).map_err(|e| CliError::failure(e.to_string()))?;
         println!("{s}");
@@ -245,4 +246,57 @@ pub fn symbols(
         );
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `mira symbols --json`: a symbol with LSP-shaped ranges (zero-based line, UTF-8 column),
+/// the shape scripts read.
+#[derive(serde::Serialize)]
+struct SymbolJson<'a> {
+    name: &'a str,
+    kind: SymbolKind,
+    container: &'a Option<String>,
+    path: &'a std::path::Path,
+    range: RangeJson,
+    selection: RangeJson,
+    signature: &'a str,
+    doc: &'a Option<String>,
+    declaration: bool,
+}
+
+#[derive(serde::Serialize)]
+struct RangeJson {
+    start: PositionJson,
+    end: PositionJson,
+}
+
+#[derive(serde::Serialize)]
+struct PositionJson {
+    line: u32,
+    character: u32,
+}
+
+impl<'a> SymbolJson<'a> {
+    fn of(s: &'a mira::index::SymbolInfo) -> SymbolJson<'a> {
+        let range = |span: &mira::index::Span| RangeJson {
+            start: PositionJson {
+                line: span.start.row,
+                character: span.start.col,
+            },
+            end: PositionJson {
+                line: span.end.row,
+                character: span.end.col,
+            },
+        };
+        SymbolJson {
+            name: &s.name,
+            kind: s.kind,
+            container: &s.container,
+            path: &s.path,
+            range: range(&s.range),
+            selection: range(&s.selection),
+            signature: &s.signature,
+            doc: &s.doc,
+            declaration: s.declaration,
+        }
+    }
 }

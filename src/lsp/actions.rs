@@ -17,7 +17,6 @@ use tower_lsp_server::ls_types::*;
 
 use super::from_proto;
 use super::state::{Focus, ServerState};
-use crate::documents::uri_to_path;
 
 /// What an action does, with exactly the arguments its command needs.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -188,7 +187,7 @@ pub async fn code_action(
             },
         ));
     }
-    if let Some(path) = uri_to_path(&uri) {
+    if let Some(path) = from_proto::path(&uri) {
         for id in state.editor.pending_proposals_for(&path) {
             actions.push((
                 format!("Apply Mira proposal #{id}"),

@@ -66,10 +66,7 @@ pub fn folders_changed(
     let Some(handle) = state.index.handle() else {
         return;
     };
-    for path in removed
-        .iter()
-        .filter_map(|f| crate::documents::uri_to_path(&f.uri))
-    {
+    for path in removed.iter().filter_map(|f| from_proto::path(&f.uri)) {
         if handle.remove_folder(&path) {
             state.log(
                 MessageType::INFO,
@@ -77,10 +74,7 @@ pub fn folders_changed(
             );
         }
     }
-    for path in added
-        .iter()
-        .filter_map(|f| crate::documents::uri_to_path(&f.uri))
-    {
+    for path in added.iter().filter_map(|f| from_proto::path(&f.uri)) {
         use crate::index::service::FolderError;
         match handle.add_folder(&path) {
             Ok(()) => state.log(

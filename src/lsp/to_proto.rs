@@ -7,16 +7,16 @@
 //! client does not count in UTF-8, once per answer. Otherwise the stored (row, byte column)
 //! points are the answer.
 
-use crate::documents::{LineIndex, PositionEncoding, path_to_uri};
+use super::ClientFeatures;
+use crate::documents::{LineIndex, PositionEncoding, char_to_position, path_to_uri};
 use crate::index::{Found, Span, SymbolInfo};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use tower_lsp_server::ls_types::{Location, Position, Range, Uri};
-
-/// The LSP position of byte `byte` of the text `lines` indexes.
-pub fn position(lines: &LineIndex, byte: usize, enc: PositionEncoding) -> Position {
-    lines.position(byte, enc)
-}
+use tower_lsp_server::ls_types::{
+    AnnotatedTextEdit, ChangeAnnotation, CreateFile, CreateFileOptions, DocumentChangeOperation,
+    DocumentChanges, Location, OneOf, OptionalVersionedTextDocumentIdentifier, Position, Range,
+    ResourceOp, TextDocumentEdit, TextEdit, Uri, WorkspaceEdit,
+};
 
 /// A span as an LSP range, through the text's line index.
 pub fn range(lines: &LineIndex, span: &Span, enc: PositionEncoding) -> Range {
@@ -94,5 +94,123 @@ impl Lines {
             uri(&symbol.path)?,
             self.range(symbol, &symbol.selection),
         ))
+    }
+}
+
+/// The smallest single edit turning `base` into `new`: common prefix and suffix kept.
+pub fn minimal_edit(base: &str, new: &str, enc: PositionEncoding) -> TextEdit {
+    let b: Vec<char> = base.chars().collect();
+    let n: Vec<char> = new.chars().collect();
+    let prefix = b.iter().zip(&n).take_while(|(x, y)| x == y).count();
+    let max_suffix = b.len().min(n.len()) - prefix;
+    let suffix = b
+        .iter()
+        .rev()
+        .zip(n.iter().rev())
+        .take(max_suffix)
+        .take_while(|(x, y)| x == y)
+        .count();
+    let rope = ropey::Rope::from_str(base);
+    let start = char_to_position(&rope, prefix, enc);
+    let end = char_to_position(&rope, b.len() - suffix, enc);
+    TextEdit {
+        range: Range { start, end },
+        new_text: n[prefix..n.len() - suffix].iter().collect(),
+    }
+}
+
+/// One file's edit as the `WorkspaceEdit` this client takes: versioned `documentChanges`
+/// (creating the file first when asked and the client can), annotated for clients that show
+/// annotated edits in a refactor preview (VS Code), else a plain `changes` map.
+pub fn file_edit(
+    uri: &Uri,
+    version: Option<i32>,
+    text_edit: TextEdit,
+    create: bool,
+    features: &ClientFeatures,
+) -> WorkspaceEdit {
+    if !features.document_changes {
+        return WorkspaceEdit {
+            changes: Some(HashMap::from([(uri.clone(), vec![text_edit])])),
+            ..Default::default()
+        };
+    }
+    let annotation = features.change_annotations.then(|| "mira".to_string());
+    let mut ops = Vec::new();
+    if create && features.create_files {
+        ops.push(DocumentChangeOperation::Op(ResourceOp::Create(
+            CreateFile {
+                uri: uri.clone(),
+                options: Some(CreateFileOptions {
+                    overwrite: Some(false),
+                    ignore_if_exists: Some(true),
+                }),
+                annotation_id: annotation.clone(),
+            },
+        )));
+    }
+    ops.push(DocumentChangeOperation::Edit(TextDocumentEdit {
+        text_document: OptionalVersionedTextDocumentIdentifier {
+            uri: uri.clone(),
+            version,
+        },
+        edits: vec![match &annotation {
+            Some(id) => OneOf::Right(AnnotatedTextEdit {
+                text_edit,
+                annotation_id: id.clone(),
+            }),
+            None => OneOf::Left(text_edit),
+        }],
+    }));
+    let change_annotations = annotation.map(|id| {
+        HashMap::from([(
+            id,
+            ChangeAnnotation {
+                label: "Mira".into(),
+                needs_confirmation: Some(true),
+                description: Some("an edit proposed by the model".into()),
+            },
+        )])
+    });
+    WorkspaceEdit {
+        document_changes: Some(DocumentChanges::Operations(ops)),
+        change_annotations,
+        ..Default::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn minimal_edits_touch_only_what_changed() {
+        let e = minimal_edit(
+            "fn a() {\n    41\n}\n",
+            "fn a() {\n    42\n}\n",
+            PositionEncoding::Utf16,
+        );
+        assert_eq!(
+            e.range,
+            Range {
+                start: Position::new(1, 5),
+                end: Position::new(1, 6)
+            }
+        );
+        assert_eq!(e.new_text, "2");
+        let e = minimal_edit("é😀x", "é😀yx", PositionEncoding::Utf16);
+        assert_eq!(
+            (e.range.start, e.new_text.as_str()),
+            (Position::new(0, 3), "y")
+        );
+        let e = minimal_edit("aaa", "aa", PositionEncoding::Utf8);
+        assert_eq!(
+            (
+                e.range.start.character,
+                e.range.end.character,
+                e.new_text.as_str()
+            ),
+            (2, 3, "")
+        );
     }
 }

@@ -177,6 +177,94 @@ fn the_scanner_sees_grouped_and_plain_imports_and_skips_comments() {
     assert_eq!(found, want);
 }
 
+/// The protocol line (ARCHITECTURE.md, "API boundary"): only the LSP adapter and
+/// `documents`, its mirror of the editor's buffers, name LSP types or LSP positions. Below
+/// them the library speaks paths, `DocId`s and byte offsets; `lsp/from_proto.rs` and
+/// `lsp/to_proto.rs` convert.
+const PROTOCOL_SIDE: &[&str] = &["lsp", "documents"];
+
+/// The crates of LSP types, and what `documents` offers the adapter alone: encodings,
+/// positions and URIs.
+const PROTOCOL_NAMES: &[&str] = &[
+    "tower_lsp_server",
+    "lsp_types",
+    "ls_types",
+    "PositionEncoding",
+    "position_to_byte",
+    "position_to_char",
+    "byte_to_position",
+    "char_to_position",
+    "uri_to_path",
+    "path_to_uri",
+    "LineIndex",
+    "apply_change",
+];
+
+/// The protocol names a source text uses in code (whole identifiers, comments skipped).
+fn protocol_names(src: &str) -> BTreeSet<&'static str> {
+    let ident = |c: char| c.is_alphanumeric() || c == '_';
+    let mut out = BTreeSet::new();
+    for line in src.lines() {
+        let code = line.trim_start();
+        if code.starts_with("//") {
+            continue;
+        }
+        for name in PROTOCOL_NAMES {
+            let whole = code.match_indices(name).any(|(i, _)| {
+                !code[..i].chars().last().is_some_and(ident)
+                    && !code[i + name.len()..].chars().next().is_some_and(ident)
+            });
+            if whole {
+                out.insert(*name);
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn no_lsp_type_below_the_adapter() {
+    let src = repo().join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let mut bad = Vec::new();
+    for f in &files {
+        let rel = f.strip_prefix(&src).unwrap();
+        let top = rel
+            .components()
+            .next()
+            .unwrap()
+            .as_os_str()
+            .to_string_lossy();
+        if PROTOCOL_SIDE.contains(&top.trim_end_matches(".rs")) {
+            continue;
+        }
+        let text = std::fs::read_to_string(f).unwrap();
+        for name in protocol_names(&text) {
+            bad.push(format!("src/{} uses `{name}`", rel.display()));
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "LSP types and positions belong to src/lsp (convert in lsp/from_proto.rs and \
+         lsp/to_proto.rs; the library takes paths, DocIds and byte offsets):\n{}",
+        bad.join("\n")
+    );
+}
+
+#[test]
+fn the_protocol_scan_sees_lsp_names_and_not_their_neighbours() {
+    let found = protocol_names(
+        "use tower_lsp_server::ls_types::Uri;\n\
+         // PositionEncoding in a comment\n\
+         let p = crate::documents::file_uri_to_path(s); let e = PositionEncoding::Utf8;",
+    );
+    assert_eq!(
+        found,
+        BTreeSet::from(["tower_lsp_server", "ls_types", "PositionEncoding"])
+    );
+}
+
 /// `println!` panics on a closed stdout; `main` must install the hook that turns exactly that
 /// panic into a quiet exit before anything prints (`cli::pipe`, tested in tests/it/cli.rs).
 #[test]
