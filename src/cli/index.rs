@@ -2,15 +2,14 @@
 
 use mira::config::Loaded;
 use mira::index::crawl::{CrawlOptions, CrawlProgress, CrawlStage, CrawlStats};
-use mira::index::{SymbolKind, offline, vectors};
+use mira::index::{SymbolKind, offline};
 use mira::project::Project;
-use mira::session::Workspace;
+use mira::session::{Workspace, anchors, code};
 use std::process::ExitCode;
 use tokio::runtime::Runtime;
 
 use super::{CliError, CliResult};
 use mira::store::Store;
-use mira::store::projects;
 use std::io::IsTerminal;
 use std::path::PathBuf;
 
@@ -113,7 +112,7 @@ pub fn index(rt: &Runtime, path: Option<PathBuf>) -> CliResult {
         stats.stored_elapsed.as_secs_f64(),
         stats.chunked
     );
-    match check_anchors(store, project) {
+    match anchors::observe_on_disk(store, project) {
         Ok(0) => {}
         Ok(n) => println!("anchors   {n} memories about code changed state (see `mira recall`)"),
         Err(e) => eprintln!("mira: cannot check anchored memories: {e}"),
@@ -135,18 +134,10 @@ fn embed_chunks(rt: &Runtime, ws: &Workspace) {
             return;
         }
     };
-    let Ok(Some(pid)) = store.read(|c| projects::find(c, &project.root)) else {
-        return;
-    };
     let started = std::time::Instant::now();
-    match rt.block_on(vectors::embed_pending(
-        store,
-        &embedder,
-        pid,
-        &project.root,
-        64,
-    )) {
-        Ok(n) => {
+    match rt.block_on(code::embed_code(store, &embedder, &project.root)) {
+        Ok(None) => {}
+        Ok(Some(n)) => {
             println!(
                 "vectors   {n} chunks embedded with {} ({:.2} s)",
                 embedder.model_id(),
@@ -160,45 +151,6 @@ fn embed_chunks(rt: &Runtime, ws: &Workspace) {
             );
         }
     }
-}
-
-/// Memories anchored to code in files that changed go stale (or fresh again when the code is
-/// back): what the language server's index does live, for a crawl from the terminal.
-fn check_anchors(
-    store: &mira::store::Store,
-    project: &mira::project::Project,
-) -> Result<usize, mira::memory::MemoryError> {
-    use mira::index::{Lang, parse::parse_and_extract, service::file_hashes};
-    use mira::memory::anchors;
-    let pid = store.write(|tx| mira::store::projects::ensure(tx, &project.root, &project.name))?;
-    let paths = store.read(|c| {
-        anchors::anchored_paths(c, pid)
-            .map_err(|e| rusqlite::Error::ToSqlConversionFailure(Box::new(e)))
-    })?;
-    let seen: Vec<(String, Vec<(String, String)>)> = paths
-        .into_iter()
-        .map(|path| {
-            let abs = project.root.join(&path);
-            let symbols = match (Lang::for_path(&abs), std::fs::read(&abs)) {
-                (Some(lang), Ok(bytes)) => parse_and_extract(lang, &bytes)
-                    .map(|s| file_hashes(lang, &s, &bytes))
-                    .unwrap_or_default(),
-                _ => Vec::new(),
-            };
-            (path, symbols)
-        })
-        .collect();
-    store.write(|tx| {
-        let mut changed = 0;
-        for (path, symbols) in &seen {
-            let pairs: Vec<(&str, &str)> = symbols
-                .iter()
-                .map(|(q, h)| (q.as_str(), h.as_str()))
-                .collect();
-            changed += anchors::observe_file(tx, pid, path, &pairs)?;
-        }
-        Ok(changed)
-    })
 }
 
 pub fn symbols(

@@ -6,6 +6,7 @@ use super::{from_proto, to_proto};
 use crate::documents::{LineIndex, PositionEncoding};
 use crate::index::crawl::{CrawlProgress, CrawlStage};
 use crate::index::{IndexHandle, IndexOptions, IndexProgress, OutlineNode, SymbolInfo};
+use crate::session::code::CodeEmbedding;
 use std::sync::{Mutex, OnceLock};
 use tokio::sync::mpsc;
 use tower_lsp_server::jsonrpc::{Error, Result};
@@ -131,7 +132,13 @@ pub fn report_progress(state: &ServerState) {
     // Holds the client, not the state: the task must not keep the server (and, through its
     // document channel, the index threads) alive after the session ends.
     let client = state.client.clone();
-    let embed_code = CodeEmbedding::new(state);
+    let embed_code = CodeEmbedding::new(
+        state.memory().cloned(),
+        state
+            .session()
+            .map(|s| s.project.root.clone())
+            .unwrap_or_default(),
+    );
     tokio::spawn(async move {
         let mut round = 0u32;
         let mut token: Option<NumberOrString> = None;
@@ -391,24 +398,8 @@ pub async fn hover(state: &ServerState, params: HoverParams) -> Result<Option<Ho
     let Some(h) = hit else {
         return Ok(None);
     };
-    let lang = crate::index::Lang::for_path(&h.path).map_or("", |l| l.name());
-    let mut text = format!("```{lang}\n{}\n```", h.signature);
-    if let Some(doc) = &h.doc {
-        text.push_str("\n\n");
-        text.push_str(doc);
-    }
-    let place = match &h.container {
-        Some(c) => format!("{} {c} · {}", h.kind, file_label(&h)),
-        None => format!("{} · {}", h.kind, file_label(&h)),
-    };
-    text.push_str(&format!("\n\n*{place}*"));
-    if let Some(root) = state.session().map(|s| s.project.root.clone()) {
-        let (key, qualified) = super::editor::symbol_key(&root, &h);
-        let memories = super::editor::anchored_memories(state, key, qualified).await;
-        if let Some(note) = super::editor::hover_note(&memories) {
-            text.push_str(&note);
-        }
-    }
+    let root = state.session().map(|s| s.project.root.clone());
+    let text = crate::session::hover::markdown(&h, root.as_deref(), &state.editor.anchors).await;
     Ok(Some(Hover {
         contents: HoverContents::Markup(MarkupContent {
             kind: MarkupKind::Markdown,
@@ -416,76 +407,6 @@ pub async fn hover(state: &ServerState, params: HoverParams) -> Result<Option<Ho
         }),
         range: None,
     }))
-}
-
-/// After a crawl, with an embedder on, the chunks without a vector are embedded in the
-/// background (one run at a time), so code search also ranks by meaning.
-struct CodeEmbedding {
-    memory: Option<crate::memory::MemoryService>,
-    root: std::path::PathBuf,
-    running: std::sync::Arc<std::sync::atomic::AtomicBool>,
-}
-
-impl CodeEmbedding {
-    fn new(state: &ServerState) -> CodeEmbedding {
-        CodeEmbedding {
-            memory: state.memory().cloned(),
-            root: state
-                .session()
-                .map(|s| s.project.root.clone())
-                .unwrap_or_default(),
-            running: Default::default(),
-        }
-    }
-
-    fn start(&self) {
-        use std::sync::atomic::Ordering;
-        let Some(memory) = self.memory.clone() else {
-            return;
-        };
-        if self.running.swap(true, Ordering::SeqCst) {
-            return;
-        }
-        let (root, running) = (self.root.clone(), self.running.clone());
-        tokio::spawn(async move {
-            // A local model may still be loading: it is set on the service when ready.
-            for _ in 0..60 {
-                if memory.embedder().is_some() {
-                    break;
-                }
-                tokio::time::sleep(std::time::Duration::from_secs(1)).await;
-            }
-            if let Some(embedder) = memory
-                .embedder()
-                .filter(crate::embed::Embedder::embeds_code)
-            {
-                let store = memory.store().clone();
-                let r = root.clone();
-                let pid = tokio::task::spawn_blocking(move || {
-                    store.read(|c| crate::store::projects::find(c, &r))
-                })
-                .await;
-                if let Ok(Ok(Some(pid))) = pid {
-                    match crate::index::vectors::embed_pending(
-                        memory.store(),
-                        &embedder,
-                        pid,
-                        &root,
-                        64,
-                    )
-                    .await
-                    {
-                        Ok(n) if n > 0 => tracing::info!(chunks = n, "code chunks embedded"),
-                        Ok(_) => {}
-                        Err(e) => tracing::warn!(
-                            "embedding code chunks stopped: {e}; code search uses full-text search for the rest"
-                        ),
-                    }
-                }
-            }
-            running.store(false, Ordering::SeqCst);
-        });
-    }
 }
 
 #[cfg(test)]

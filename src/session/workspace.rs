@@ -189,4 +189,17 @@ impl EditorWorkspace {
             session_row,
         }
     }
+
+    /// Marks the session row ended (at `shutdown`). Blocks (SQLite).
+    pub fn end(store: &Store, row: i64) {
+        let _ = store.write(|tx| sessions::end(tx, row));
+    }
+}
+
+/// The store's schema version and how many Mira processes are attached to it (`mira.status`).
+/// Blocks (SQLite).
+pub fn store_facts(store: &Store) -> (Option<u32>, usize) {
+    let schema = store.schema_version().ok();
+    let live = store.read(sessions::live).map(|l| l.len()).unwrap_or(0);
+    (schema, live)
 }

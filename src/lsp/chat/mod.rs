@@ -15,37 +15,33 @@ pub use actions::{ask_symbol, edit, explain, fix};
 
 pub use proposals::{apply_proposal, reject_proposal};
 
-use std::collections::HashMap;
 use std::path::Path;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, OnceLock};
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
-use tokio_util::sync::CancellationToken;
 use tower_lsp_server::jsonrpc::{Error, Result};
 use tower_lsp_server::ls_types::*;
 
 use super::server::Backend;
 use super::state::ServerState;
 use crate::agent::conversation::{self, TurnView};
-use crate::agent::{Agent, Ask, EditorContext, TurnEvent, new_turn_id};
-use crate::config::Loaded;
+use crate::agent::{Agent, Ask, EditorContext, TurnEvent};
 use crate::documents::{path_to_uri, position_to_char, uri_to_path};
 use crate::index::crawl;
 use crate::lsp::ext::{AskArgs, CancelArgs};
 use crate::lsp::transcript;
-use crate::session;
+use crate::session::{self, Turns, turns::TurnRequest};
 use crate::store::Store;
 use host::LspHost;
 use writer::Writer;
 
-/// Chat state of one server: the agent (rebuilt when the configuration changes), running
-/// turns by id, and the writer task.
+/// Chat state of one server: the turns (`session::Turns`: the agent, rebuilt when the
+/// configuration changes, and the running turns by id) and the writer task.
 #[derive(Default)]
 pub struct Chat {
-    agent: Mutex<Option<(Arc<Loaded>, Arc<Agent>)>>,
-    running: Mutex<HashMap<String, CancellationToken>>,
+    turns: Arc<Turns>,
     writer: OnceLock<mpsc::UnboundedSender<Out>>,
 }
 
@@ -65,23 +61,16 @@ impl Chat {
     /// The agent for the current configuration, over the server's memory service (its
     /// embedder, recall weights and embedding worker) and its live index.
     fn agent(&self, state: &ServerState, store: &Store) -> Arc<Agent> {
-        let config = state.config();
-        let mut slot = self.agent.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some((c, a)) = slot.as_ref()
-            && Arc::ptr_eq(c, &config)
-        {
-            return a.clone();
-        }
-        let mut agent = Agent::from_config(store.clone(), &config);
-        if let Some(memory) = state.memory() {
-            agent = agent.with_memory(memory.clone());
-        }
-        if let Some(index) = state.index.handle() {
-            agent = agent.with_index(index.clone());
-        }
-        let agent = Arc::new(agent);
-        *slot = Some((config, agent.clone()));
-        agent
+        self.turns.agent(state.config(), |config| {
+            let mut agent = Agent::from_config(store.clone(), config);
+            if let Some(memory) = state.memory() {
+                agent = agent.with_memory(memory.clone());
+            }
+            if let Some(index) = state.index.handle() {
+                agent = agent.with_index(index.clone());
+            }
+            agent
+        })
     }
 
     fn writer(&self, state: &Arc<ServerState>) -> mpsc::UnboundedSender<Out> {
@@ -93,10 +82,6 @@ impl Chat {
                 tx
             })
             .clone()
-    }
-
-    fn running(&self) -> std::sync::MutexGuard<'_, HashMap<String, CancellationToken>> {
-        self.running.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
 
@@ -129,7 +114,7 @@ pub(super) struct FocusAnchor {
 pub(super) fn start_turn(
     state: &Arc<ServerState>,
     question: String,
-    mut editor: Option<EditorContext>,
+    editor: Option<EditorContext>,
     anchor: Option<FocusAnchor>,
     effort: Option<crate::llm::Effort>,
 ) -> std::result::Result<Value, String> {
@@ -138,69 +123,42 @@ pub(super) fn start_turn(
         .store()
         .map_err(|e| format!("memory and conversation are unavailable: {e}"))?
         .clone();
-    let turn = new_turn_id();
-    let cancel = CancellationToken::new();
-    state.chat.running().insert(turn.clone(), cancel.clone());
+    let (turn, cancel) = state.chat.turns.begin();
     let host = LspHost {
         state: state.clone(),
         out: state.chat.writer(state),
         turn: turn.clone(),
     };
+    let request = TurnRequest {
+        question,
+        editor,
+        anchor: anchor.map(|a| (a.key, a.qualified)),
+        effort,
+        source: "lsp",
+    };
     let project = session.project.clone();
     let st = state.clone();
-    let id = turn.clone();
-    tokio::spawn(async move {
-        if let (Some(a), Some(focus)) = (anchor, editor.as_mut().and_then(|e| e.symbol.as_mut())) {
-            focus.memories = super::editor::anchored_memories(&st, a.key, a.qualified)
-                .await
-                .into_iter()
-                .map(|m| crate::agent::AnchoredNote {
-                    id: m.id,
-                    body: m.body,
-                    stale: m.stale,
-                })
-                .collect();
-        }
-        // Building the agent (HTTP client) and the project row are blocking work: off the
-        // runtime, and never in the handler.
-        let s = store.clone();
-        let st2 = st.clone();
-        let prepared = tokio::task::spawn_blocking(move || {
-            (
-                st2.chat.agent(&st2, &s),
-                session::project_info(&s, &project),
-            )
-        })
-        .await;
-        match prepared {
-            Ok((agent, project)) => {
-                let ask = Ask {
-                    turn: id.clone(),
-                    question,
-                    project,
-                    editor,
-                    effort,
-                    source: "lsp",
-                };
-                agent.run(ask, &host, &cancel).await;
-            }
-            Err(e) => tracing::error!("turn {id} could not start: {e}"),
-        }
-        st.chat.running().remove(&id);
-    });
+    // Building the agent (HTTP client) and the project row are blocking work: off the
+    // runtime, and never in the handler.
+    let prepare = move || {
+        (
+            st.chat.agent(&st, &store),
+            session::project_info(&store, &project),
+        )
+    };
+    state.chat.turns.spawn(
+        (turn.clone(), cancel),
+        request,
+        state.editor.anchors.clone(),
+        prepare,
+        host,
+    );
     Ok(json!({ "turn": turn }))
 }
 
 /// `mira.cancel`: the named turn, or every running one.
 pub fn cancel(state: &Arc<ServerState>, args: CancelArgs) -> Value {
-    let running = state.chat.running();
-    let mut cancelled = Vec::new();
-    for (id, token) in running.iter() {
-        if args.turn.as_ref().is_none_or(|t| t == id) {
-            token.cancel();
-            cancelled.push(id.clone());
-        }
-    }
+    let cancelled = state.chat.turns.cancel(args.turn.as_deref());
     if cancelled.is_empty() {
         state.show(MessageType::INFO, "Mira: no turn is running");
     }
