@@ -178,14 +178,7 @@ async fn with_anchors(state: &ServerState, mut items: Vec<MemoryItem>) -> Vec<Me
         return items;
     };
     let ids: Vec<i64> = items.iter().map(|m| m.memory.id).collect();
-    let found = tokio::task::spawn_blocking(move || {
-        store.read(|c| {
-            crate::memory::anchors::of_memories(c, &ids)
-                .map_err(|e| rusqlite::Error::ToSqlConversionFailure(Box::new(e)))
-        })
-    })
-    .await;
-    if let Ok(Ok(mut map)) = found {
+    if let Some(mut map) = crate::session::anchors::of_memories(store, ids).await {
         for item in &mut items {
             item.anchors = map.remove(&item.memory.id).unwrap_or_default();
         }

@@ -9,7 +9,6 @@ use super::state::{ServerState, Session};
 use crate::config::{self, ConfigInputs, Loaded};
 use crate::documents::{PositionEncoding, VersionCheck, uri_to_path};
 use crate::session::{EditorOpen, EditorWorkspace};
-use crate::store::sessions;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 use tower_lsp_server::jsonrpc::{Error, Result};
@@ -399,6 +398,6 @@ async fn end_session(state: &ServerState) {
     };
     if let (Ok(store), Some(id)) = (&session.store, session.session_row) {
         let store = store.clone();
-        let _ = tokio::task::spawn_blocking(move || store.write(|tx| sessions::end(tx, id))).await;
+        let _ = tokio::task::spawn_blocking(move || EditorWorkspace::end(&store, id)).await;
     }
 }

@@ -162,6 +162,37 @@ fn modules_import_only_from_floors_below() {
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
 
+/// The adapter translates: SQL is the library's. `src/lsp` names no `rusqlite` and takes from
+/// `store` only the `Store` handle it passes on; the session layer reads and writes.
+#[test]
+fn the_lsp_adapter_does_no_sql() {
+    let mut files = Vec::new();
+    rust_files(&repo().join("src/lsp"), &mut files);
+    assert!(files.len() > 10, "is src/lsp where it was?");
+    let mut bad = Vec::new();
+    for f in &files {
+        let text = std::fs::read_to_string(f).unwrap_or_default();
+        for (i, line) in text.lines().enumerate() {
+            let code = line.split("//").next().unwrap_or("");
+            let sql = code.contains("rusqlite")
+                || code.match_indices("store::").any(|(at, _)| {
+                    let before = code[..at].chars().last();
+                    let path_start = !before.is_some_and(|c| c.is_alphanumeric() || c == '_');
+                    path_start && !code[at + "store::".len()..].starts_with("Store")
+                });
+            if sql {
+                let rel = f.strip_prefix(repo()).unwrap().display();
+                bad.push(format!("{rel}:{}: {}", i + 1, line.trim()));
+            }
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "src/lsp reaches into the store (move the SQL into the library, e.g. src/session):\n{}",
+        bad.join("\n")
+    );
+}
+
 #[test]
 fn the_scanner_sees_grouped_and_plain_imports_and_skips_comments() {
     let found = referenced(

@@ -254,7 +254,7 @@ impl Writer {
                 self.flush().await;
                 let text = self.current().await;
                 // A new name each time: Helix only focuses a document it already has open.
-                let name = format!("conversation-{}", crate::store::now_millis());
+                let name = format!("conversation-{}", crate::agent::conversation::now_ms());
                 self.show_snapshot(text, &name).await;
             }
             Out::Open => {
