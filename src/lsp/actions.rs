@@ -142,8 +142,11 @@ pub async fn code_action(
         range,
     });
     let mut actions: Vec<(String, ActionData)> = Vec::new();
+    // Converted (and the documents' lock let go) before the index is asked.
+    let start =
+        from_proto::offset_on_a_line(&state.documents(), state.encoding(), &uri, range.start);
     if let Some(index) = state.index.handle()
-        && let Some(offset) = from_proto::offset_on_a_line(state, &uri, range.start)
+        && let Some(offset) = start
         && let Ok(Some(name)) = index.name_at(&from_proto::doc(&uri), offset).await
     {
         actions.push((

@@ -125,7 +125,8 @@ pub async fn anchor_at(
         .handle()
         .ok_or("the symbol index is unavailable (run `mira doctor`)")?;
     let (start, end) =
-        super::from_proto::focus_range(state, uri, range).map_err(|e| e.to_string())?;
+        super::from_proto::focus_range(&state.documents(), state.encoding(), uri, range)
+            .map_err(|e| e.to_string())?;
     let cx = index
         .enclosing(&super::from_proto::doc(uri), start, end)
         .await

@@ -5,8 +5,7 @@
 //! (`documents::position_to_byte`). Each conversion reads the mirror in the handler's
 //! synchronous prefix, so it sees exactly the edits the client sent before the request.
 
-use super::state::ServerState;
-use crate::documents::{DocId, position_to_byte};
+use crate::documents::{DocId, Documents, PositionEncoding, position_to_byte};
 use crate::index::FocusError;
 use std::path::PathBuf;
 use tower_lsp_server::ls_types::{Position, Range, Uri};
@@ -22,39 +21,47 @@ pub fn path(uri: &Uri) -> Option<PathBuf> {
 }
 
 /// The byte offset of `pos` in the open document `uri`, clamped; `None` when it is not open.
-pub fn offset(state: &ServerState, uri: &Uri, pos: Position) -> Option<usize> {
-    let enc = state.encoding();
-    let docs = state.documents();
+pub fn offset(docs: &Documents, enc: PositionEncoding, uri: &Uri, pos: Position) -> Option<usize> {
     Some(position_to_byte(docs.get(uri)?.rope(), pos, enc))
 }
 
 /// Like [`offset`], but `None` also for a line past the document's end: nothing is there.
-pub fn offset_on_a_line(state: &ServerState, uri: &Uri, pos: Position) -> Option<usize> {
-    focus_offset(state, uri, pos).ok()
+pub fn offset_on_a_line(
+    docs: &Documents,
+    enc: PositionEncoding,
+    uri: &Uri,
+    pos: Position,
+) -> Option<usize> {
+    focus_offset(docs, enc, uri, pos).ok()
 }
 
 /// Like [`offset`], for an action about a place: a document that is not open and a line
 /// past its end are the caller's mistakes, said as such.
-pub fn focus_offset(state: &ServerState, uri: &Uri, pos: Position) -> Result<usize, FocusError> {
-    focus_offsets(state, uri, &[pos]).map(|v| v[0])
+pub fn focus_offset(
+    docs: &Documents,
+    enc: PositionEncoding,
+    uri: &Uri,
+    pos: Position,
+) -> Result<usize, FocusError> {
+    focus_offsets(docs, enc, uri, &[pos]).map(|v| v[0])
 }
 
 /// [`focus_offset`] of a range's start and end.
 pub fn focus_range(
-    state: &ServerState,
+    docs: &Documents,
+    enc: PositionEncoding,
     uri: &Uri,
     range: Range,
 ) -> Result<(usize, usize), FocusError> {
-    focus_offsets(state, uri, &[range.start, range.end]).map(|v| (v[0], v[1]))
+    focus_offsets(docs, enc, uri, &[range.start, range.end]).map(|v| (v[0], v[1]))
 }
 
 fn focus_offsets(
-    state: &ServerState,
+    docs: &Documents,
+    enc: PositionEncoding,
     uri: &Uri,
     positions: &[Position],
 ) -> Result<Vec<usize>, FocusError> {
-    let enc = state.encoding();
-    let docs = state.documents();
     let d = docs
         .get(uri)
         .ok_or_else(|| FocusError::NotOpen(uri.as_str().to_string()))?;

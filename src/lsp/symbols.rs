@@ -358,7 +358,8 @@ pub async fn goto_definition(
     let p = params.text_document_position_params;
     let uri = &p.text_document.uri;
     let index = index(state)?;
-    let Some(offset) = from_proto::offset(state, uri, p.position) else {
+    let Some(offset) = from_proto::offset(&state.documents(), state.encoding(), uri, p.position)
+    else {
         return Ok(None);
     };
     let found = index
@@ -388,7 +389,12 @@ pub async fn hover(state: &ServerState, params: HoverParams) -> Result<Option<Ho
         range: Range::new(p.position, p.position),
     });
     let index = index(state)?;
-    let Some(offset) = from_proto::offset(state, &p.text_document.uri, p.position) else {
+    let Some(offset) = from_proto::offset(
+        &state.documents(),
+        state.encoding(),
+        &p.text_document.uri,
+        p.position,
+    ) else {
         return Ok(None);
     };
     let hit = index

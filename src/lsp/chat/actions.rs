@@ -57,7 +57,8 @@ async fn enclosing(
     range: Range,
 ) -> std::result::Result<Option<SymbolContext>, String> {
     let index = index(state)?;
-    let (start, end) = from_proto::focus_range(state, uri, range).map_err(|e| e.to_string())?;
+    let (start, end) = from_proto::focus_range(&state.documents(), state.encoding(), uri, range)
+        .map_err(|e| e.to_string())?;
     match index
         .enclosing(&from_proto::doc(uri), start, end)
         .await
@@ -73,8 +74,13 @@ async fn enclosing(
 /// definition in any file.
 pub async fn ask_symbol(state: &Arc<ServerState>, args: SymbolArgs) -> Outcome {
     let index = index(state)?;
-    let offset =
-        from_proto::focus_offset(state, &args.uri, args.position).map_err(|e| e.to_string())?;
+    let offset = from_proto::focus_offset(
+        &state.documents(),
+        state.encoding(),
+        &args.uri,
+        args.position,
+    )
+    .map_err(|e| e.to_string())?;
     let cx = index
         .symbol_at(&from_proto::doc(&args.uri), offset)
         .await
