@@ -21,7 +21,7 @@ pub fn mcp(runtime: &Runtime) -> CliResult {
         memory: memory.clone(),
         cwd: cx.project.root.clone(),
         budgets: AgentSettings::from_config(&cx.loaded.config.agent).budgets,
-        secrets: cx.secrets(),
+        redactor: cx.redactor(),
     };
     // The embedding worker ends with the runtime: it must not keep a client-less process alive.
     runtime

@@ -7,13 +7,12 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use secrecy::SecretString;
-
 use crate::agent::ProjectInfo;
 use crate::config::{self, ConfigError, ConfigInputs, Env, Loaded};
 use crate::embed::{EmbedError, Embedder};
 use crate::memory::MemoryService;
 use crate::project::{self, Project};
+use crate::redact::Redactor;
 use crate::store::{Store, projects, sessions};
 
 /// How an open failed, which decides the exit code: bad input or configuration is the user's
@@ -127,9 +126,10 @@ impl Workspace {
         super::project_info(&self.store, &self.project)
     }
 
-    /// The configured API keys: removed verbatim from everything Mira sends or shows.
-    pub fn secrets(&self) -> Vec<SecretString> {
-        self.loaded.keys.secrets()
+    /// The redaction rules plus the configured API keys: what everything Mira sends or shows
+    /// passes through.
+    pub fn redactor(&self) -> Redactor {
+        Redactor::new(self.loaded.keys.secrets())
     }
 }
 
