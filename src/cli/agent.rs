@@ -21,27 +21,14 @@ use super::{CliError, CliResult};
 use mira::store::Store;
 use tokio_util::sync::CancellationToken;
 
-/// What every command opens: the project of the current directory (`session::Workspace`).
-pub(crate) type Context = Workspace;
-
-pub(crate) fn open() -> Result<Context, CliError> {
-    let cwd = std::env::current_dir()
-        .map_err(|e| CliError::failure(format!("cannot read the current directory: {e}")))?;
-    let cx = Workspace::open(&cwd)?;
-    for u in &cx.loaded.unknown {
-        eprintln!("mira: warning: {u} (ignored)");
-    }
-    Ok(cx)
-}
-
 /// The memory service of the CLI: the configured embedder (a local model loads here), so
 /// context recall and the model's memory tools match `mira recall`.
-pub(crate) fn memory_service(cx: &Context) -> Result<MemoryService, CliError> {
+pub(crate) fn memory_service(cx: &Workspace) -> Result<MemoryService, CliError> {
     Ok(cx.memory()?)
 }
 
 /// The agent every CLI turn (and `mira context`) uses: configuration plus memory.
-pub(crate) fn build_agent(cx: &Context) -> Result<Agent, CliError> {
+pub(crate) fn build_agent(cx: &Workspace) -> Result<Agent, CliError> {
     Ok(Agent::from_config(cx.store.clone(), &cx.loaded).with_memory(memory_service(cx)?))
 }
 
@@ -192,7 +179,7 @@ pub fn ask(
         .map(|e| e.parse::<Effort>())
         .transpose()
         .map_err(CliError::usage)?;
-    let cx = open()?;
+    let cx = super::open(None)?;
     let project = cx.project_info();
     let agent = build_agent(&cx)?;
     if let Err(e) = agent.provider() {
@@ -260,7 +247,7 @@ pub fn ask(
 }
 
 pub fn history(limit: usize) -> CliResult {
-    print_history(&open()?.store, limit)?;
+    print_history(&super::open(None)?.store, limit)?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -311,7 +298,7 @@ pub(crate) fn print_history(store: &Store, limit: usize) -> Result<(), CliError>
 }
 
 pub fn usage(days: u32) -> CliResult {
-    print_usage(&open()?.store, days)?;
+    print_usage(&super::open(None)?.store, days)?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -9,7 +9,8 @@ use std::process::ExitCode;
 
 use tokio::runtime::Runtime;
 
-use super::agent::{build_agent, memory_service, open, print_sections};
+use super::agent::{build_agent, memory_service, print_sections};
+use super::open;
 use super::{CliError, CliResult};
 
 #[derive(serde::Serialize)]
@@ -31,7 +32,7 @@ pub fn context(rt: &Runtime, question: Vec<String>, json: bool) -> CliResult {
         ));
     }
     {
-        let cx = open()?;
+        let cx = open(None)?;
         let agent = build_agent(&cx)?;
         let project = cx.project_info();
         let ask = Ask {
@@ -77,7 +78,7 @@ pub fn search(rt: &Runtime, query: Vec<String>, json: bool, limit: usize) -> Cli
         ));
     }
     {
-        let cx = open()?;
+        let cx = open(None)?;
         let memory = memory_service(&cx)?;
         let project = cx.project_info();
         let Some(pid) = project.id else {

@@ -13,17 +13,6 @@ use mira::store::Store;
 use std::io::IsTerminal;
 use std::path::PathBuf;
 
-fn setup(path: Option<PathBuf>) -> Result<Workspace, CliError> {
-    let start = path.unwrap_or_else(|| std::env::current_dir().unwrap_or_else(|_| "/".into()));
-    if !start.exists() {
-        return Err(CliError::usage(format!(
-            "{} does not exist",
-            start.display()
-        )));
-    }
-    Ok(Workspace::open(&start)?)
-}
-
 fn crawl(
     project: &Project,
     loaded: &Loaded,
@@ -88,7 +77,7 @@ fn crawl(
 }
 
 pub fn index(rt: &Runtime, path: Option<PathBuf>) -> CliResult {
-    let ws = setup(path)?;
+    let ws = super::open(path)?;
     let (project, store) = (&ws.project, &ws.store);
     let stats = crawl(project, &ws.loaded, store, false)?;
     println!(
@@ -164,7 +153,7 @@ pub fn symbols(
         .map(|k| k.parse::<SymbolKind>())
         .transpose()
         .map_err(|e| CliError::usage(e.to_string()))?;
-    let ws = setup(path)?;
+    let ws = super::open(path)?;
     let project = &ws.project;
     // Incremental: on an indexed project this only stats files.
     crawl(project, &ws.loaded, &ws.store, true)?;

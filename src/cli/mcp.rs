@@ -9,12 +9,13 @@ use std::process::ExitCode;
 
 use tokio::runtime::Runtime;
 
-use super::agent::{memory_service, open};
+use super::agent::memory_service;
+use super::open;
 use super::{CliError, CliResult};
 
 pub fn mcp(runtime: &Runtime) -> CliResult {
     let _guard = crate::logging::init_lsp(&Env::from_process(), "mira mcp");
-    let cx = open()?;
+    let cx = open(None)?;
     let memory = memory_service(&cx)?;
     let setup = McpSetup {
         store: cx.store.clone(),

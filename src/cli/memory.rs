@@ -11,7 +11,6 @@ use mira::memory::{
     Status,
 };
 use mira::project::Project;
-use mira::session::Workspace;
 use std::process::ExitCode;
 use tokio::runtime::Runtime;
 
@@ -188,8 +187,7 @@ struct Ctx {
 
 impl Ctx {
     fn open() -> Result<Ctx, CliError> {
-        let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
-        let ws = Workspace::open(&cwd)?;
+        let ws = super::open(None)?;
         Ok(Ctx {
             service: ws.memory()?,
             project: ws.project,

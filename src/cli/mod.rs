@@ -17,7 +17,7 @@ use clap::{Parser, Subcommand};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use mira::session::OpenError;
+use mira::session::{OpenError, Workspace};
 use tokio::runtime::Runtime;
 
 #[derive(Parser)]
@@ -185,6 +185,24 @@ impl From<OpenError> for CliError {
             message: Some(e.message),
         }
     }
+}
+
+/// The one way a command opens the project: around `path`, else the current directory,
+/// through `session::Workspace::open`. Unknown configuration keys are warned about.
+pub(crate) fn open(path: Option<PathBuf>) -> Result<Workspace, CliError> {
+    let start = match path {
+        Some(p) if !p.exists() => {
+            return Err(CliError::usage(format!("{} does not exist", p.display())));
+        }
+        Some(p) => p,
+        None => std::env::current_dir()
+            .map_err(|e| CliError::failure(format!("cannot read the current directory: {e}")))?,
+    };
+    let ws = Workspace::open(&start)?;
+    for u in &ws.loaded.unknown {
+        eprintln!("mira: warning: {u} (ignored)");
+    }
+    Ok(ws)
 }
 
 /// What every command returns: its exit code, or why it failed.

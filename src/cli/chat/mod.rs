@@ -14,7 +14,8 @@ use std::process::ExitCode;
 
 use tokio::runtime::Runtime;
 
-use super::agent::{CliHost, build_agent, open};
+use super::agent::{CliHost, build_agent};
+use super::open;
 use super::project_index::ProjectIndex;
 use super::{CliError, CliResult};
 use line::{LineEditor, Read};
@@ -45,7 +46,7 @@ pub fn chat(runtime: &Runtime, args: ChatArgs) -> CliResult {
         .map(|e| e.parse())
         .transpose()
         .map_err(CliError::usage)?;
-    let cx = open()?;
+    let cx = open(None)?;
     let project = cx.project_info();
     let index = ProjectIndex::start(&cx, project.id);
     let mut agent = build_agent(&cx)?.with_index(index.handle.clone());
