@@ -2,33 +2,20 @@
 //! (`session::anchors`, started here once the index exists), the anchor a Helix user picked with "remember selection…", and pending proposals offered as
 //! code actions. Everything a code action reads is in memory here: no SQLite on that path.
 
-use std::collections::HashSet;
-use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::path::Path;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use tower_lsp_server::ls_types::{Range, Uri};
 
-use super::state::{Focus, ServerState};
+use super::state::{EditorState, Focus, ServerState};
 use crate::agent::proposals;
 use crate::index::SymbolContext;
 use crate::memory::anchors::Anchor;
-use crate::session::anchors::Anchors;
 
 /// A "remember selection…" without text (Helix) anchors the next typed `mira.remember` for
 /// this long.
 const PENDING_ANCHOR_FOR: Duration = Duration::from_secs(600);
-
-#[derive(Default)]
-pub struct EditorState {
-    /// Memories anchored to symbols, watched through the index.
-    pub anchors: Anchors,
-    pending_anchor: Mutex<Option<(Focus, Instant)>>,
-    proposals: Mutex<Vec<(i64, PathBuf)>>,
-    /// Documents whose edits could not be read or applied: Mira's text drifted from the
-    /// editor's, so their changes are ignored until the editor opens them again.
-    out_of_sync: Mutex<HashSet<Uri>>,
-}
 
 impl EditorState {
     /// Mark `uri` out of sync; true the first time (the user is told once).

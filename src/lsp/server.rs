@@ -148,6 +148,30 @@ impl Backend {
     ) -> Result<super::memory::TasksResult> {
         super::memory::tasks(&self.state, params).await
     }
+
+    /// `mira/history {limit, before?}` → the newest turns, oldest first.
+    pub async fn history(
+        &self,
+        params: super::chat::HistoryParams,
+    ) -> Result<Vec<crate::agent::conversation::TurnView>> {
+        super::chat::history(&self.state, params).await
+    }
+
+    /// `mira/context {uri?, position?, range?, question?}`: what Mira would send the model.
+    pub async fn context(
+        &self,
+        params: super::chat::ContextParams,
+    ) -> Result<super::chat::ContextReport> {
+        super::chat::context(&self.state, params).await
+    }
+
+    /// `textDocument/inlineCompletion` → `InlineCompletionList` (empty when superseded).
+    pub async fn inline_completion(
+        &self,
+        params: InlineCompletionParams,
+    ) -> Result<Option<InlineCompletionResponse>> {
+        super::complete::inline_completion(&self.state, params).await
+    }
 }
 
 impl LanguageServer for Backend {

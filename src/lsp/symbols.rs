@@ -1,25 +1,17 @@
 //! Symbol requests (documentSymbol, workspace/symbol, definition, hover) and index
 //! progress. Conversions only: the index answers, this file speaks LSP.
 
-use super::state::ServerState;
+use super::state::{IndexSlot, ServerState};
 use super::{from_proto, to_proto};
 use crate::documents::{LineIndex, PositionEncoding};
 use crate::index::crawl::{CrawlProgress, CrawlStage};
 use crate::index::{IndexHandle, IndexOptions, IndexProgress, OutlineNode, SymbolInfo};
 use crate::session::code::CodeEmbedding;
-use std::sync::{Mutex, OnceLock};
 use tokio::sync::mpsc;
 use tower_lsp_server::jsonrpc::{Error, Result};
 use tower_lsp_server::ls_types::notification::Progress;
 use tower_lsp_server::ls_types::request::WorkDoneProgressCreate;
 use tower_lsp_server::ls_types::*;
-
-/// The index's place in the server state.
-#[derive(Default)]
-pub struct IndexSlot {
-    handle: OnceLock<IndexHandle>,
-    progress: Mutex<Option<mpsc::UnboundedReceiver<IndexProgress>>>,
-}
 
 impl IndexSlot {
     pub fn handle(&self) -> Option<&IndexHandle> {

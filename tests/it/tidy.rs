@@ -296,6 +296,243 @@ fn the_protocol_scan_sees_lsp_names_and_not_their_neighbours() {
     );
 }
 
+/// The first path segments a source text names after `root` (`super::`, `crate::lsp::`),
+/// plain or grouped (`super::{a, b::c}`), comments skipped.
+fn segments_after(src: &str, root: &str) -> BTreeSet<String> {
+    let ident = |c: char| c.is_alphanumeric() || c == '_';
+    let mut out = BTreeSet::new();
+    for line in src.lines() {
+        let t = line.trim_start();
+        if t.starts_with("//") {
+            continue;
+        }
+        let mut rest = t;
+        while let Some(i) = rest.find(root) {
+            let before = rest[..i].chars().last();
+            rest = &rest[i + root.len()..];
+            if before.is_some_and(|c| ident(c) || c == ':') {
+                continue;
+            }
+            if let Some(group) = rest.strip_prefix('{') {
+                let mut depth = 1;
+                let mut item = String::new();
+                let mut first = true;
+                for c in group.chars() {
+                    match c {
+                        '{' => depth += 1,
+                        '}' => depth -= 1,
+                        ',' if depth == 1 => {
+                            if first && !item.is_empty() {
+                                out.insert(std::mem::take(&mut item));
+                            }
+                            item.clear();
+                            first = true;
+                            continue;
+                        }
+                        _ => {}
+                    }
+                    if depth == 0 {
+                        break;
+                    }
+                    if depth == 1 && first {
+                        if ident(c) {
+                            item.push(c);
+                        } else if !item.is_empty() {
+                            out.insert(std::mem::take(&mut item));
+                            first = false;
+                        }
+                    }
+                }
+                if first && !item.is_empty() {
+                    out.insert(item);
+                }
+            } else {
+                let name: String = rest.chars().take_while(|c| ident(*c)).collect();
+                if !name.is_empty() {
+                    out.insert(name);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Import edges between the modules of `src/lsp` (a module is a file or folder directly in
+/// it): `from` names `to` through `super::`, `super::super::` or `crate::lsp::`.
+fn lsp_edges() -> BTreeSet<(String, String)> {
+    let lsp = repo().join("src/lsp");
+    let mut files = Vec::new();
+    rust_files(&lsp, &mut files);
+    let module_of = |f: &Path| -> String {
+        let rel = f.strip_prefix(&lsp).unwrap();
+        let first = rel.components().next().unwrap().as_os_str();
+        first.to_string_lossy().trim_end_matches(".rs").to_string()
+    };
+    let modules: BTreeSet<String> = files
+        .iter()
+        .map(|f| module_of(f))
+        .filter(|m| m != "mod")
+        .collect();
+    let mut edges = BTreeSet::new();
+    for f in &files {
+        let from = module_of(f);
+        if from == "mod" {
+            continue;
+        }
+        let depth = f.strip_prefix(&lsp).unwrap().components().count();
+        let is_mod = f.file_name().is_some_and(|n| n == "mod.rs");
+        // In `lsp/chat/host.rs`, `super::` is `chat`; `lsp` is `super::super::`.
+        let roots: &[&str] = if depth == 1 || (depth == 2 && is_mod) {
+            &["super::", "crate::lsp::"]
+        } else {
+            &["super::super::", "crate::lsp::"]
+        };
+        let text = std::fs::read_to_string(f).unwrap();
+        for root in roots {
+            for to in segments_after(&text, root) {
+                if to != from && modules.contains(&to) {
+                    edges.insert((from.clone(), to));
+                }
+            }
+        }
+    }
+    edges
+}
+
+/// The groups of modules that import each other round a cycle (Tarjan's strongly connected
+/// components with more than one module).
+fn cycles(edges: &BTreeSet<(String, String)>) -> Vec<Vec<String>> {
+    struct Walk<'a> {
+        edges: &'a BTreeSet<(String, String)>,
+        index: std::collections::BTreeMap<&'a str, (usize, usize)>,
+        stack: Vec<&'a str>,
+        out: Vec<Vec<String>>,
+    }
+    impl<'a> Walk<'a> {
+        fn visit(&mut self, v: &'a str) {
+            let i = self.index.len();
+            self.index.insert(v, (i, i));
+            self.stack.push(v);
+            let next: Vec<&'a str> = self
+                .edges
+                .iter()
+                .filter(|(a, _)| a == v)
+                .map(|(_, b)| b.as_str())
+                .collect();
+            for w in next {
+                if !self.index.contains_key(w) {
+                    self.visit(w);
+                    let low = self.index[v].1.min(self.index[w].1);
+                    self.index.get_mut(v).unwrap().1 = low;
+                } else if self.stack.contains(&w) {
+                    let low = self.index[v].1.min(self.index[w].0);
+                    self.index.get_mut(v).unwrap().1 = low;
+                }
+            }
+            if self.index[v].0 == self.index[v].1 {
+                let mut group = Vec::new();
+                while let Some(w) = self.stack.pop() {
+                    group.push(w.to_string());
+                    if w == v {
+                        break;
+                    }
+                }
+                if group.len() > 1 {
+                    group.sort();
+                    self.out.push(group);
+                }
+            }
+        }
+    }
+    let mut walk = Walk {
+        edges,
+        index: Default::default(),
+        stack: Vec::new(),
+        out: Vec::new(),
+    };
+    let nodes: BTreeSet<&str> = edges
+        .iter()
+        .flat_map(|(a, b)| [a.as_str(), b.as_str()])
+        .collect();
+    for n in nodes {
+        if !walk.index.contains_key(n) {
+            walk.visit(n);
+        }
+    }
+    walk.out
+}
+
+/// Inside the adapter, imports point one way too: `server.rs` (the `LanguageServer` impl)
+/// reaches the feature files, they reach `state.rs` and the conversions, and nothing reaches
+/// back. `ServerState` holds library services and small slots defined beside it, never a
+/// feature file's type.
+#[test]
+fn the_lsp_modules_import_each_other_without_a_cycle() {
+    let edges = lsp_edges();
+    assert!(
+        edges.len() > 20,
+        "only {} import edges inside src/lsp: does the scanner still see them?",
+        edges.len()
+    );
+    let found = cycles(&edges);
+    let on_cycles: Vec<String> = edges
+        .iter()
+        .filter(|(a, b)| found.iter().any(|g| g.contains(a) && g.contains(b)))
+        .map(|(a, b)| format!("{a} → {b}"))
+        .collect();
+    assert_eq!(
+        found.len(),
+        0,
+        "modules of src/lsp import each other round a cycle: {found:?}\n{}",
+        on_cycles.join("\n")
+    );
+}
+
+/// `Backend` is extended in one file: every other handler is a free function over the state.
+#[test]
+fn only_server_rs_implements_backend() {
+    let mut files = Vec::new();
+    rust_files(&repo().join("src/lsp"), &mut files);
+    let mut bad = Vec::new();
+    for f in &files {
+        let rel = f.strip_prefix(repo()).unwrap().display().to_string();
+        if rel == "src/lsp/server.rs" {
+            continue;
+        }
+        let text = std::fs::read_to_string(f).unwrap();
+        for (i, line) in text.lines().enumerate() {
+            let words: Vec<&str> = line.split_whitespace().collect();
+            let names_backend =
+                |w: &&str| w.trim_end_matches('{').rsplit("::").next() == Some("Backend");
+            if words.first() == Some(&"impl") && words.iter().any(names_backend) {
+                bad.push(format!("{rel}:{}: {}", i + 1, line.trim()));
+            }
+        }
+    }
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}
+
+#[test]
+fn the_cycle_finder_sees_a_cycle_and_the_segment_scanner_sees_groups() {
+    let edge = |a: &str, b: &str| (a.to_string(), b.to_string());
+    let edges = BTreeSet::from([
+        edge("server", "chat"),
+        edge("chat", "state"),
+        edge("state", "chat"),
+        edge("chat", "to_proto"),
+    ]);
+    assert_eq!(cycles(&edges), [["chat", "state"]]);
+    let found = segments_after(
+        "use super::{from_proto, state::{A, B}};\n// super::server\nlet x = super::chat::y();",
+        "super::",
+    );
+    let want: BTreeSet<String> = ["from_proto", "state", "chat"]
+        .into_iter()
+        .map(String::from)
+        .collect();
+    assert_eq!(found, want);
+}
+
 /// `println!` panics on a closed stdout; `main` must install the hook that turns exactly that
 /// panic into a quiet exit before anything prints (`cli::pipe`, tested in tests/it/cli.rs).
 #[test]

@@ -16,7 +16,7 @@ pub use actions::{ask_symbol, edit, explain, fix};
 pub use proposals::{apply_proposal, reject_proposal};
 
 use std::path::Path;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -24,38 +24,17 @@ use tokio::sync::mpsc;
 use tower_lsp_server::jsonrpc::{Error, Result};
 use tower_lsp_server::ls_types::*;
 
-use super::server::Backend;
-use super::state::ServerState;
+use super::state::{Chat, ChatOut as Out, ServerState};
 use crate::agent::conversation::{self, TurnView};
-use crate::agent::{Agent, Ask, EditorContext, TurnEvent};
+use crate::agent::{Agent, Ask, EditorContext};
 use crate::documents::{path_to_uri, position_to_char, uri_to_path};
 use crate::index::crawl;
 use crate::lsp::ext::{AskArgs, CancelArgs};
 use crate::lsp::transcript;
-use crate::session::{self, Turns, turns::TurnRequest};
+use crate::session::{self, turns::TurnRequest};
 use crate::store::Store;
 use host::LspHost;
 use writer::Writer;
-
-/// Chat state of one server: the turns (`session::Turns`: the agent, rebuilt when the
-/// configuration changes, and the running turns by id) and the writer task.
-#[derive(Default)]
-pub struct Chat {
-    turns: Arc<Turns>,
-    writer: OnceLock<mpsc::UnboundedSender<Out>>,
-}
-
-enum Out {
-    Event {
-        turn: String,
-        event: TurnEvent,
-    },
-    /// Text for the transcript outside the model's stream (a proposal's diff).
-    Note {
-        text: String,
-    },
-    Open,
-}
 
 impl Chat {
     /// The agent for the current configuration, over the server's memory service (its
@@ -180,18 +159,16 @@ pub struct HistoryParams {
     pub before: Option<String>,
 }
 
-impl Backend {
-    /// `mira/history {limit, before?}` → the newest turns, oldest first.
-    pub async fn history(&self, params: HistoryParams) -> Result<Vec<TurnView>> {
-        let store = self.state.store().map_err(Error::invalid_params)?.clone();
-        let limit = params.limit.unwrap_or(20).min(500);
-        tokio::task::spawn_blocking(move || {
-            store.read(|c| conversation::history(c, limit, params.before.as_deref()))
-        })
-        .await
-        .map_err(|e| Error::invalid_params(e.to_string()))?
-        .map_err(|e| Error::invalid_params(e.to_string()))
-    }
+/// `mira/history {limit, before?}` → the newest turns, oldest first.
+pub async fn history(state: &ServerState, params: HistoryParams) -> Result<Vec<TurnView>> {
+    let store = state.store().map_err(Error::invalid_params)?.clone();
+    let limit = params.limit.unwrap_or(20).min(500);
+    tokio::task::spawn_blocking(move || {
+        store.read(|c| conversation::history(c, limit, params.before.as_deref()))
+    })
+    .await
+    .map_err(|e| Error::invalid_params(e.to_string()))?
+    .map_err(|e| Error::invalid_params(e.to_string()))
 }
 
 #[derive(Debug, Deserialize)]
@@ -220,59 +197,56 @@ pub struct ContextReport {
     pub provider_error: Option<String>,
 }
 
-impl Backend {
-    /// `mira/context {uri?, position?, range?, question?}`: transparency about context.
-    pub async fn context(&self, params: ContextParams) -> Result<ContextReport> {
-        let state = &self.state;
-        let session = state.session().ok_or_else(Error::invalid_request)?;
-        let store = state.store().map_err(Error::invalid_params)?.clone();
-        let args = AskArgs {
-            question: params.question.unwrap_or_else(|| "(your question)".into()),
-            uri: params.uri,
-            range: params.range,
-            position: params.position,
-            effort: None,
-        };
-        let editor = editor_context(state, &session.project.root, &args);
-        let project = session.project.clone();
-        let st = state.clone();
-        // Building the agent (HTTP client) and the project row are blocking work.
-        let (agent, project) = tokio::task::spawn_blocking(move || {
-            (
-                st.chat.agent(&st, &store),
-                session::project_info(&store, &project),
-            )
-        })
-        .await
-        .map_err(|e| Error::invalid_params(e.to_string()))?;
-        let ask = Ask {
-            turn: String::new(),
-            question: args.question,
-            project,
-            editor,
-            effort: None,
-            source: "lsp",
-        };
-        let (req, sections) = agent.preview(&ask).await.map_err(Error::invalid_params)?;
-        let (provider, endpoint, body) = match agent.provider() {
-            Ok(c) => (
-                Some(c.settings().kind.as_str().to_string()),
-                Some(c.endpoint()),
-                Some(c.body(&req)),
-            ),
-            Err(_) => (None, None, None),
-        };
-        let provider_error = agent.provider().err().map(|e| e.to_string());
-        let req = req.system;
-        Ok(ContextReport {
-            provider,
-            endpoint,
-            body,
-            system: req,
-            sections,
-            provider_error,
-        })
-    }
+/// `mira/context {uri?, position?, range?, question?}`: transparency about context.
+pub async fn context(state: &Arc<ServerState>, params: ContextParams) -> Result<ContextReport> {
+    let session = state.session().ok_or_else(Error::invalid_request)?;
+    let store = state.store().map_err(Error::invalid_params)?.clone();
+    let args = AskArgs {
+        question: params.question.unwrap_or_else(|| "(your question)".into()),
+        uri: params.uri,
+        range: params.range,
+        position: params.position,
+        effort: None,
+    };
+    let editor = editor_context(state, &session.project.root, &args);
+    let project = session.project.clone();
+    let st = state.clone();
+    // Building the agent (HTTP client) and the project row are blocking work.
+    let (agent, project) = tokio::task::spawn_blocking(move || {
+        (
+            st.chat.agent(&st, &store),
+            session::project_info(&store, &project),
+        )
+    })
+    .await
+    .map_err(|e| Error::invalid_params(e.to_string()))?;
+    let ask = Ask {
+        turn: String::new(),
+        question: args.question,
+        project,
+        editor,
+        effort: None,
+        source: "lsp",
+    };
+    let (req, sections) = agent.preview(&ask).await.map_err(Error::invalid_params)?;
+    let (provider, endpoint, body) = match agent.provider() {
+        Ok(c) => (
+            Some(c.settings().kind.as_str().to_string()),
+            Some(c.endpoint()),
+            Some(c.body(&req)),
+        ),
+        Err(_) => (None, None, None),
+    };
+    let provider_error = agent.provider().err().map(|e| e.to_string());
+    let req = req.system;
+    Ok(ContextReport {
+        provider,
+        endpoint,
+        body,
+        system: req,
+        sections,
+        provider_error,
+    })
 }
 
 pub(super) fn editor_context(
