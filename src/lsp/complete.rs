@@ -9,7 +9,6 @@
 
 use super::state::{CompleteSlot, ServerState};
 use crate::complete::{Completer, NoSuggestion, Place, Sources, Trigger, Window};
-use crate::documents::position_to_char;
 use std::sync::Arc;
 use tower_lsp_server::jsonrpc::Result;
 use tower_lsp_server::ls_types::*;
@@ -58,7 +57,7 @@ fn place(state: &ServerState, at: &TextDocumentPositionParams, trigger: Trigger)
     let c = state.complete.get()?;
     let docs = state.documents();
     let doc = docs.get(&at.text_document.uri)?;
-    let char_idx = position_to_char(doc.rope(), at.position, state.encoding());
+    let char_idx = super::from_proto::char_index(doc.rope(), at.position, state.encoding());
     let budgets = c.budgets();
     Some(Place {
         doc: super::from_proto::doc(&at.text_document.uri),

@@ -5,8 +5,9 @@
 //! (`documents::position_to_byte`). Each conversion reads the mirror in the handler's
 //! synchronous prefix, so it sees exactly the edits the client sent before the request.
 
-use crate::documents::{DocId, Documents, PositionEncoding, position_to_byte};
+use crate::documents::{DocId, Documents, PositionEncoding, position_to_byte, position_to_char};
 use crate::index::FocusError;
+use ropey::Rope;
 use std::path::PathBuf;
 use tower_lsp_server::ls_types::{Position, Range, Uri};
 
@@ -18,6 +19,11 @@ pub fn doc(uri: &Uri) -> DocId {
 /// The file `uri` names (`None` for other schemes).
 pub fn path(uri: &Uri) -> Option<PathBuf> {
     crate::documents::uri_to_path(uri)
+}
+
+/// The char index of `pos` in `rope` (the open document's text), clamped.
+pub fn char_index(rope: &Rope, pos: Position, enc: PositionEncoding) -> usize {
+    position_to_char(rope, pos, enc)
 }
 
 /// The byte offset of `pos` in the open document `uri`, clamped; `None` when it is not open.

@@ -5,9 +5,10 @@
 //! interleave them (tower-lsp#284).
 
 use super::capabilities;
+use super::from_proto;
 use super::state::{ServerState, Session};
 use crate::config::{self, ConfigInputs, Loaded};
-use crate::documents::{PositionEncoding, VersionCheck, uri_to_path};
+use crate::documents::{PositionEncoding, VersionCheck};
 use crate::session::{EditorOpen, EditorWorkspace};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
@@ -188,8 +189,8 @@ impl LanguageServer for Backend {
         #[allow(deprecated)]
         let root = folders
             .first()
-            .and_then(|f| uri_to_path(&f.uri))
-            .or_else(|| params.root_uri.as_ref().and_then(uri_to_path))
+            .and_then(|f| from_proto::path(&f.uri))
+            .or_else(|| params.root_uri.as_ref().and_then(from_proto::path))
             .unwrap_or_else(|| self.state.options.cwd.clone());
         let editor = params
             .initialization_options

@@ -18,6 +18,11 @@ use tower_lsp_server::ls_types::{
     ResourceOp, TextDocumentEdit, TextEdit, Uri, WorkspaceEdit,
 };
 
+/// The position of char `char_idx` of `rope` (clamped to its end).
+pub fn char_position(rope: &ropey::Rope, char_idx: usize, enc: PositionEncoding) -> Position {
+    char_to_position(rope, char_idx, enc)
+}
+
 /// A span as an LSP range, through the text's line index.
 pub fn range(lines: &LineIndex, span: &Span, enc: PositionEncoding) -> Range {
     Range::new(

@@ -283,6 +283,41 @@ fn no_lsp_type_below_the_adapter() {
     );
 }
 
+/// Inside the adapter, positions and URIs are converted in one place each way
+/// (`lsp/from_proto.rs`, `lsp/to_proto.rs`), never by a handler calling `documents` itself.
+#[test]
+fn the_adapter_converts_positions_and_uris_only_in_from_proto_and_to_proto() {
+    let lsp = repo().join("src/lsp");
+    let mut files = Vec::new();
+    rust_files(&lsp, &mut files);
+    let converters = [
+        "position_to_byte",
+        "position_to_char",
+        "byte_to_position",
+        "char_to_position",
+        "uri_to_path",
+        "path_to_uri",
+    ];
+    let mut bad = Vec::new();
+    for f in &files {
+        let rel = f.strip_prefix(&lsp).unwrap().display().to_string();
+        if rel == "from_proto.rs" || rel == "to_proto.rs" {
+            continue;
+        }
+        let text = std::fs::read_to_string(f).unwrap();
+        for name in protocol_names(&text) {
+            if converters.contains(&name) {
+                bad.push(format!("src/lsp/{rel} calls `{name}`"));
+            }
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "convert through lsp/from_proto.rs or lsp/to_proto.rs:\n{}",
+        bad.join("\n")
+    );
+}
+
 #[test]
 fn the_protocol_scan_sees_lsp_names_and_not_their_neighbours() {
     let found = protocol_names(

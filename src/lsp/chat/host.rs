@@ -13,7 +13,6 @@ use super::super::to_proto;
 use super::Out;
 use crate::agent::proposals;
 use crate::agent::{EditOutcome, FileEdit, OpenDocument, TurnEvent, TurnHost};
-use crate::documents::path_to_uri;
 use crate::index::crawl;
 
 pub(super) struct LspHost {
@@ -63,7 +62,7 @@ impl TurnHost for LspHost {
     }
 
     fn open_document(&self, path: &Path) -> Option<OpenDocument> {
-        let uri = path_to_uri(path)?;
+        let uri = to_proto::uri(path)?;
         let docs = self.state.documents();
         docs.get(&uri).map(|d| OpenDocument {
             version: d.version(),
@@ -114,7 +113,7 @@ impl TurnHost for LspHost {
 /// A model edit as a versioned `workspace/applyEdit`. Refused — never clobbering — when the
 /// user changed the file since the tool read it; the editor also rejects a stale version.
 pub(super) async fn apply_file_edit(state: Arc<ServerState>, edit: FileEdit) -> EditOutcome {
-    let Some(uri) = path_to_uri(&edit.path) else {
+    let Some(uri) = to_proto::uri(&edit.path) else {
         return EditOutcome::Rejected(format!("{} is not a file path", edit.path.display()));
     };
     let current = state.documents().get(&uri).map(|d| OpenDocument {

@@ -25,9 +25,9 @@ use tower_lsp_server::jsonrpc::{Error, Result};
 use tower_lsp_server::ls_types::*;
 
 use super::state::{Chat, ChatOut as Out, ServerState};
+use super::{from_proto, to_proto};
 use crate::agent::conversation::{self, TurnView};
 use crate::agent::{Agent, Ask, EditorContext};
-use crate::documents::{path_to_uri, position_to_char, uri_to_path};
 use crate::index::crawl;
 use crate::lsp::ext::{AskArgs, CancelArgs};
 use crate::lsp::transcript;
@@ -148,7 +148,7 @@ pub fn cancel(state: &Arc<ServerState>, args: CancelArgs) -> Value {
 pub fn open_conversation(state: &Arc<ServerState>) -> Value {
     let _ = state.chat.writer(state).send(Out::Open);
     let path = transcript::path(&state.config().config.store.home);
-    json!({ "uri": path_to_uri(&path).map(|u| u.as_str().to_string()) })
+    json!({ "uri": to_proto::uri(&path).map(|u| u.as_str().to_string()) })
 }
 
 #[derive(Debug, Deserialize)]
@@ -255,7 +255,7 @@ pub(super) fn editor_context(
     args: &AskArgs,
 ) -> Option<EditorContext> {
     let uri = args.uri.as_ref()?;
-    let path = uri_to_path(uri)?;
+    let path = from_proto::path(uri)?;
     let enc = state.encoding();
     let docs = state.documents();
     let mut cx = EditorContext {
@@ -269,8 +269,8 @@ pub(super) fn editor_context(
     let rope = doc.rope();
     if let Some(r) = args.range.filter(|r| r.start != r.end) {
         let (a, b) = (
-            position_to_char(rope, r.start, enc),
-            position_to_char(rope, r.end, enc),
+            from_proto::char_index(rope, r.start, enc),
+            from_proto::char_index(rope, r.end, enc),
         );
         let sel: String = rope
             .slice(a.min(b)..a.max(b))
