@@ -20,6 +20,6 @@ pub mod memory;
 pub mod project;
 pub mod redact;
 pub mod sensitive;
+pub mod session;
 pub mod store;
-pub mod surface;
 pub mod text;

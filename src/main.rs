@@ -87,5 +87,5 @@ fn main() -> std::process::ExitCode {
         let installed = unsafe { mira::c_alloc::install() };
         debug_assert!(installed.sqlite, "SQLite was initialized before main");
     }
-    cli::run()
+    cli::run().unwrap_or_else(cli::CliError::report)
 }

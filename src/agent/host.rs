@@ -62,6 +62,28 @@ pub struct FileEdit {
     pub diff: String,
 }
 
+impl FileEdit {
+    /// The staleness rule, one wording for every face: why the edit may not be written over
+    /// the file as it is now (`None`: the file does not exist), or `None` when it may — the
+    /// text it was computed against is still there, or a file to create is still absent.
+    pub fn stale_on_disk(&self, current: Option<&str>) -> Option<String> {
+        match (current, self.create) {
+            (Some(t), false) if t == self.base_text => None,
+            (None, true) => None,
+            (Some(_), true) => Some("the file was created meanwhile".into()),
+            (None, false) => Some("the file was deleted meanwhile".into()),
+            (Some(_), false) => Some("the file on disk changed since Mira read it".into()),
+        }
+    }
+
+    /// The same rule for an open editor buffer: its version and text must be the ones the
+    /// edit was computed against.
+    pub fn stale_in_editor(&self, doc: &OpenDocument) -> Option<String> {
+        (self.base_version.is_some_and(|b| b != doc.version) || doc.text != self.base_text)
+            .then(|| "you changed the file in the editor since Mira read it".into())
+    }
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub enum EditOutcome {
     Applied,

@@ -2,12 +2,14 @@
 //! limits, the reasoning router, summaries, redaction, artifacts. Called by the LSP surface
 //! and the CLI alike; neither knows about providers or SQL.
 
+pub mod actions;
 pub mod context;
 pub mod conversation;
 pub mod focus;
 pub mod host;
 pub mod instructions;
 pub mod knowledge;
+pub mod proposals;
 pub mod router;
 pub mod summarize;
 pub mod tokens;

@@ -6,7 +6,6 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use secrecy::{ExposeSecret, SecretString};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
@@ -28,7 +27,7 @@ use super::summarize;
 use super::tools::{FileGuard, Registry, ToolContext, ToolError};
 use crate::index::IndexHandle;
 use crate::memory::MemoryService;
-use crate::redact::{redact_json, redact_with};
+use crate::redact::Redactor;
 
 #[derive(Clone, Debug)]
 pub struct Limits {
@@ -101,8 +100,8 @@ pub struct Agent {
     memory: MemoryService,
     /// The live index (editor faces): symbol tools see unsaved text. `None`: SQLite by name.
     index: Option<IndexHandle>,
-    /// Configured API keys, removed verbatim from anything stored or sent.
-    secrets: Vec<SecretString>,
+    /// The rules plus the configured API keys, applied to anything stored or sent.
+    redactor: Redactor,
     /// Said after the instructions of every turn (`mira chat --ask-only`: which tools are gone).
     note: Option<String>,
 }
@@ -121,9 +120,11 @@ impl Agent {
         provider: Result<ProviderSettings, NoProvider>,
         settings: AgentSettings,
     ) -> Agent {
-        let mut secrets = Vec::new();
+        let mut redactor = Redactor::default();
         let provider = provider.and_then(|p| {
-            secrets.extend(p.api_key.clone());
+            if let Some(key) = p.api_key.clone() {
+                redactor.add(key);
+            }
             Client::new(p).map_err(|e| NoProvider::Invalid(e.to_string()))
         });
         let memory = MemoryService::new(store.clone(), None, Default::default());
@@ -135,7 +136,7 @@ impl Agent {
             sources: Arc::new(Knowledge::new(memory.clone())),
             memory,
             index: None,
-            secrets,
+            redactor,
             note: None,
         }
     }
@@ -147,15 +148,8 @@ impl Agent {
             ProviderSettings::resolve(&loaded.config.provider, &loaded.keys),
             AgentSettings::from_config(&loaded.config.agent),
         );
-        for key in [
-            &loaded.keys.openai,
-            &loaded.keys.anthropic,
-            &loaded.keys.deepseek,
-        ]
-        .into_iter()
-        .flatten()
-        {
-            agent.secrets.push(key.clone());
+        for key in loaded.keys.secrets() {
+            agent.redactor.add(key);
         }
         agent
     }
@@ -209,14 +203,12 @@ impl Agent {
     }
 
     fn redact(&self, text: &str) -> String {
-        let known: Vec<&str> = self.secrets.iter().map(|s| s.expose_secret()).collect();
-        redact_with(text, &known).into_owned()
+        self.redactor.redact(text).into_owned()
     }
 
     /// Tool-call arguments: each JSON string value is redacted as the text it decodes to.
     fn redact_args(&self, text: &str) -> String {
-        let known: Vec<&str> = self.secrets.iter().map(|s| s.expose_secret()).collect();
-        redact_json(text, &known).into_owned()
+        self.redactor.redact_json(text).into_owned()
     }
 
     async fn db<T: Send + 'static>(
@@ -268,7 +260,7 @@ impl Agent {
         let mut items = assembled.history;
         items.push(Item::User(assembled.user));
         let effort = self.effort_for(ask, &question);
-        let known: Vec<&str> = self.secrets.iter().map(|s| s.expose_secret()).collect();
+        let known = self.redactor.known();
         let request = Request {
             system: self.system_prompt(&assembled.system),
             items,

@@ -4,63 +4,31 @@ use std::io::{IsTerminal, Write};
 use std::sync::Arc;
 
 use super::project_index::ProjectIndex;
+use crate::cli::edits;
 use futures::future::BoxFuture;
 use mira::agent::context::SectionReport;
 use mira::agent::conversation::{self, MessageKind};
 use mira::agent::{
     Agent, Ask, EditOutcome, FileEdit, TurnEvent, TurnHost, TurnStatus, new_turn_id,
 };
-use mira::config::{self, ConfigInputs, Loaded};
-use mira::embed::Embedder;
 use mira::llm::Effort;
 use mira::memory::MemoryService;
+use mira::session::Workspace;
+use std::process::ExitCode;
+use tokio::runtime::Runtime;
+
+use super::{CliError, CliResult};
 use mira::store::Store;
-use mira::surface::{chat, edits};
 use tokio_util::sync::CancellationToken;
-
-pub(crate) struct Context {
-    pub loaded: Loaded,
-    pub store: Store,
-    pub project: mira::project::Project,
-}
-
-pub(crate) fn open() -> Result<Context, (i32, String)> {
-    let cwd = std::env::current_dir()
-        .map_err(|e| (1, format!("cannot read the current directory: {e}")))?;
-    let project = mira::project::detect(&cwd);
-    let loaded =
-        config::load(&ConfigInputs::from_process(Some(project.root.clone()))).map_err(|e| {
-            (
-                2,
-                format!("{e}\nRun `mira doctor` to see the effective configuration."),
-            )
-        })?;
-    for u in &loaded.unknown {
-        eprintln!("mira: warning: {u} (ignored)");
-    }
-    let store = Store::open(&loaded.database_path()).map_err(|e| (1, e.to_string()))?;
-    Ok(Context {
-        loaded,
-        store,
-        project,
-    })
-}
 
 /// The memory service of the CLI: the configured embedder (a local model loads here), so
 /// context recall and the model's memory tools match `mira recall`.
-pub(crate) fn memory_service(cx: &Context) -> Result<MemoryService, (i32, String)> {
-    let memory = &cx.loaded.config.memory;
-    let embedder = Embedder::from_config(&memory.embedder, cx.loaded.keys.openai.as_ref())
-        .map_err(|e| (2, e.to_string()))?;
-    Ok(MemoryService::new(
-        cx.store.clone(),
-        embedder,
-        memory.recall_weights(),
-    ))
+pub(crate) fn memory_service(cx: &Workspace) -> Result<MemoryService, CliError> {
+    Ok(cx.memory()?)
 }
 
 /// The agent every CLI turn (and `mira context`) uses: configuration plus memory.
-pub(crate) fn build_agent(cx: &Context) -> Result<Agent, (i32, String)> {
+pub(crate) fn build_agent(cx: &Workspace) -> Result<Agent, CliError> {
     Ok(Agent::from_config(cx.store.clone(), &cx.loaded).with_memory(memory_service(cx)?))
 }
 
@@ -80,11 +48,6 @@ pub(crate) fn print_sections(sections: &[SectionReport]) {
     }
     let total: usize = sections.iter().map(|s| s.tokens).sum();
     eprintln!("── total {total} tokens\n");
-}
-
-pub(crate) fn fail((code, message): (i32, String)) -> i32 {
-    eprintln!("mira: {message}");
-    code
 }
 
 /// Prints the answer as it streams; tool activity and questions go to stderr so stdout is
@@ -199,37 +162,31 @@ impl TurnHost for CliHost {
     }
 }
 
-pub fn ask(question: Vec<String>, yes: bool, effort: Option<String>, show_context: bool) -> i32 {
+pub fn ask(
+    runtime: &Runtime,
+    question: Vec<String>,
+    yes: bool,
+    effort: Option<String>,
+    show_context: bool,
+) -> CliResult {
     let question = question.join(" ");
     if question.trim().is_empty() {
-        eprintln!("mira: nothing to ask; usage: mira ask \"why does the parser drop comments?\"");
-        return 2;
+        return Err(CliError::usage(
+            "nothing to ask; usage: mira ask \"why does the parser drop comments?\"",
+        ));
     }
-    let effort = match effort.map(|e| e.parse::<Effort>()).transpose() {
-        Ok(e) => e,
-        Err(e) => return fail((2, e)),
-    };
-    let cx = match open() {
-        Ok(c) => c,
-        Err(e) => return fail(e),
-    };
-    let project = chat::project_info(&cx.store, &cx.project);
-    let agent = match build_agent(&cx) {
-        Ok(a) => a,
-        Err(e) => return fail(e),
-    };
+    let effort = effort
+        .map(|e| e.parse::<Effort>())
+        .transpose()
+        .map_err(CliError::usage)?;
+    let cx = super::open(None)?;
+    let project = cx.project_info();
+    let agent = build_agent(&cx)?;
     if let Err(e) = agent.provider() {
-        return fail((2, e.to_string()));
+        return Err(CliError::usage(e.to_string()));
     }
     let index = ProjectIndex::start(&cx, project.id);
     let agent = agent.with_index(index.handle.clone());
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(rt) => rt,
-        Err(e) => return fail((1, format!("cannot start the async runtime: {e}"))),
-    };
     let host = CliHost::new(yes, std::io::stdin().is_terminal());
     let ask = Ask {
         turn: new_turn_id(),
@@ -241,10 +198,10 @@ pub fn ask(question: Vec<String>, yes: bool, effort: Option<String>, show_contex
     };
     let agent = Arc::new(agent);
     if show_context {
-        match runtime.block_on(agent.preview(&ask)) {
-            Ok((_, sections)) => print_sections(&sections),
-            Err(e) => return fail((1, e)),
-        }
+        let (_, sections) = runtime
+            .block_on(agent.preview(&ask))
+            .map_err(CliError::failure)?;
+        print_sections(&sections);
     }
     if let Some(note) = index.note() {
         eprintln!("mira: {note}");
@@ -259,7 +216,6 @@ pub fn ask(question: Vec<String>, yes: bool, effort: Option<String>, show_contex
         });
         agent.run(ask, &host, &cancel).await
     });
-    runtime.shutdown_timeout(std::time::Duration::from_millis(100));
     if !outcome.text.ends_with('\n') {
         println!();
     }
@@ -280,38 +236,31 @@ pub fn ask(question: Vec<String>, yes: bool, effort: Option<String>, show_contex
         u.output_tokens
     );
     match outcome.status {
-        TurnStatus::Completed => 0,
-        _ => {
-            eprintln!(
-                "mira: {}",
-                outcome
-                    .error
-                    .as_deref()
-                    .unwrap_or("the turn did not complete")
-            );
-            1
-        }
+        TurnStatus::Completed => Ok(ExitCode::SUCCESS),
+        _ => Err(CliError::failure(
+            outcome
+                .error
+                .as_deref()
+                .unwrap_or("the turn did not complete"),
+        )),
     }
 }
 
-pub fn history(limit: usize) -> i32 {
-    match open() {
-        Ok(cx) => print_history(&cx.store, limit),
-        Err(e) => fail(e),
-    }
+pub fn history(limit: usize) -> CliResult {
+    print_history(&super::open(None)?.store, limit)?;
+    Ok(ExitCode::SUCCESS)
 }
 
 /// The latest turns, oldest first (`mira history`, `/history` in `mira chat`).
-pub(crate) fn print_history(store: &Store, limit: usize) -> i32 {
-    let turns = match store.read(|c| conversation::history(c, limit, None)) {
-        Ok(t) => t,
-        Err(e) => return fail((1, e.to_string())),
-    };
+pub(crate) fn print_history(store: &Store, limit: usize) -> Result<(), CliError> {
+    let turns = store
+        .read(|c| conversation::history(c, limit, None))
+        .map_err(|e| CliError::failure(e.to_string()))?;
     if turns.is_empty() {
         println!(
             "No conversation yet. Start one with `mira chat`, `mira ask \"…\"` or mira.ask in your editor."
         );
-        return 0;
+        return Ok(());
     }
     for t in turns {
         let cost = t
@@ -345,23 +294,20 @@ pub(crate) fn print_history(store: &Store, limit: usize) -> i32 {
         }
         println!();
     }
-    0
+    Ok(())
 }
 
-pub fn usage(days: u32) -> i32 {
-    match open() {
-        Ok(cx) => print_usage(&cx.store, days),
-        Err(e) => fail(e),
-    }
+pub fn usage(days: u32) -> CliResult {
+    print_usage(&super::open(None)?.store, days)?;
+    Ok(ExitCode::SUCCESS)
 }
 
 /// Tokens and cost per provider and model (`mira usage`, `/usage` in `mira chat`).
-pub(crate) fn print_usage(store: &Store, days: u32) -> i32 {
+pub(crate) fn print_usage(store: &Store, days: u32) -> Result<(), CliError> {
     let since = conversation::now_ms() - i64::from(days) * 86_400_000;
-    let rows = match store.read(|c| conversation::usage(c, since)) {
-        Ok(r) => r,
-        Err(e) => return fail((1, e.to_string())),
-    };
+    let rows = store
+        .read(|c| conversation::usage(c, since))
+        .map_err(|e| CliError::failure(e.to_string()))?;
     match days {
         1 => println!("Usage over the last day"),
         n => println!("Usage over the last {n} days"),
@@ -398,15 +344,14 @@ pub(crate) fn print_usage(store: &Store, days: u32) -> i32 {
 }
 
 /// Inline completions, apart from chat turns: calls, how many were shown or cancelled.
-fn completion_usage(store: &mira::store::Store, since: i64) -> i32 {
-    let rows = match store.read(|c| mira::complete::usage::usage(c, since)) {
-        Ok(r) => r,
-        Err(e) => return fail((1, e.to_string())),
-    };
+fn completion_usage(store: &mira::store::Store, since: i64) -> Result<(), CliError> {
+    let rows = store
+        .read(|c| mira::complete::usage::usage(c, since))
+        .map_err(|e| CliError::failure(e.to_string()))?;
     println!("Completions");
     if rows.is_empty() {
         println!("  no completions");
-        return 0;
+        return Ok(());
     }
     println!(
         "  {:<20} {:<28} {:>6} {:>6} {:>9} {:>12} {:>10} {:>10}",
@@ -425,5 +370,5 @@ fn completion_usage(store: &mira::store::Store, since: i64) -> i32 {
             format!("${:.4}", r.cost_usd)
         );
     }
-    0
+    Ok(())
 }

@@ -4,16 +4,14 @@
 use mira::agent::knowledge::code_search;
 use mira::agent::{Ask, new_turn_id};
 use mira::index::search::read_lines;
-use mira::surface::chat;
 
-use super::agent::{build_agent, fail, memory_service, open, print_sections};
+use std::process::ExitCode;
 
-fn runtime() -> Result<tokio::runtime::Runtime, (i32, String)> {
-    tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| (1, format!("cannot start the async runtime: {e}")))
-}
+use tokio::runtime::Runtime;
+
+use super::agent::{build_agent, memory_service, print_sections};
+use super::open;
+use super::{CliError, CliResult};
 
 #[derive(serde::Serialize)]
 struct ContextJson<'a> {
@@ -26,16 +24,17 @@ struct ContextJson<'a> {
     window_tokens: Option<usize>,
 }
 
-pub fn context(question: Vec<String>, json: bool) -> i32 {
+pub fn context(rt: &Runtime, question: Vec<String>, json: bool) -> CliResult {
     let question = question.join(" ");
     if question.trim().is_empty() {
-        eprintln!("mira: no question; usage: mira context \"why does the parser drop comments?\"");
-        return 2;
+        return Err(CliError::usage(
+            "no question; usage: mira context \"why does the parser drop comments?\"",
+        ));
     }
-    let run = || -> Result<i32, (i32, String)> {
-        let cx = open()?;
+    {
+        let cx = open(None)?;
         let agent = build_agent(&cx)?;
-        let project = chat::project_info(&cx.store, &cx.project);
+        let project = cx.project_info();
         let ask = Ask {
             turn: new_turn_id(),
             question,
@@ -44,8 +43,9 @@ pub fn context(question: Vec<String>, json: bool) -> i32 {
             effort: None,
             source: "cli",
         };
-        let rt = runtime()?;
-        let (req, sections) = rt.block_on(agent.preview(&ask)).map_err(|e| (1, e))?;
+        let (req, sections) = rt
+            .block_on(agent.preview(&ask))
+            .map_err(CliError::failure)?;
         let window = rt.block_on(agent.window());
         if json {
             let out = ContextJson {
@@ -57,7 +57,7 @@ pub fn context(question: Vec<String>, json: bool) -> i32 {
             };
             println!(
                 "{}",
-                serde_json::to_string_pretty(&out).map_err(|e| (1, e.to_string()))?
+                serde_json::to_string_pretty(&out).map_err(|e| CliError::failure(e.to_string()))?
             );
         } else {
             // The sections go to stderr in `mira ask --show-context`; here they are the output.
@@ -66,49 +66,48 @@ pub fn context(question: Vec<String>, json: bool) -> i32 {
                 eprintln!("── the model's window: {}", w.describe());
             }
         }
-        Ok(0)
-    };
-    run().unwrap_or_else(fail)
+        Ok(ExitCode::SUCCESS)
+    }
 }
 
-pub fn search(query: Vec<String>, json: bool, limit: usize) -> i32 {
+pub fn search(rt: &Runtime, query: Vec<String>, json: bool, limit: usize) -> CliResult {
     let query = query.join(" ");
     if query.trim().is_empty() {
-        eprintln!("mira: nothing to search for; usage: mira search \"retry with backoff\"");
-        return 2;
+        return Err(CliError::usage(
+            "nothing to search for; usage: mira search \"retry with backoff\"",
+        ));
     }
-    let run = || -> Result<i32, (i32, String)> {
-        let cx = open()?;
+    {
+        let cx = open(None)?;
         let memory = memory_service(&cx)?;
-        let project = chat::project_info(&cx.store, &cx.project);
+        let project = cx.project_info();
         let Some(pid) = project.id else {
-            return Err((1, "the store is unavailable".into()));
+            return Err(CliError::failure("the store is unavailable"));
         };
-        let rt = runtime()?;
         let found = rt
             .block_on(code_search(&memory, pid, &query, limit.clamp(1, 200)))
-            .map_err(|e| (1, e))?;
+            .map_err(CliError::failure)?;
         if let Some(note) = &found.note {
             eprintln!("mira: note: {note}");
         }
         if json {
             println!(
                 "{}",
-                serde_json::to_string_pretty(&found.hits).map_err(|e| (1, e.to_string()))?
+                serde_json::to_string_pretty(&found.hits)
+                    .map_err(|e| CliError::failure(e.to_string()))?
             );
-            return Ok(0);
+            return Ok(ExitCode::SUCCESS);
         }
         if found.hits.is_empty() {
             eprintln!(
                 "No code matches `{query}`. If the project was never indexed, run `mira index`."
             );
-            return Ok(0);
+            return Ok(ExitCode::SUCCESS);
         }
         for h in &found.hits {
             let code = read_lines(&project.root.join(&h.path), h.start_line, h.end_line, 12);
             println!("{}", h.render(code.as_deref()));
         }
-        Ok(0)
-    };
-    run().unwrap_or_else(fail)
+        Ok(ExitCode::SUCCESS)
+    }
 }

@@ -1,47 +1,24 @@
 //! `mira index [PATH]` and `mira symbols QUERY`.
 
-use mira::config::{self, ConfigInputs, Loaded};
-use mira::embed::Embedder;
+use mira::config::Loaded;
 use mira::index::crawl::{CrawlOptions, CrawlProgress, CrawlStage, CrawlStats};
-use mira::index::{SymbolKind, offline, vectors};
-use mira::project::{self, Project};
+use mira::index::{SymbolKind, offline};
+use mira::project::Project;
+use mira::session::{Workspace, anchors, code};
+use std::process::ExitCode;
+use tokio::runtime::Runtime;
+
+use super::{CliError, CliResult};
 use mira::store::Store;
-use mira::store::projects;
 use std::io::IsTerminal;
 use std::path::PathBuf;
-
-fn setup(path: Option<PathBuf>) -> Result<(Project, Loaded, Store), i32> {
-    let start = path.unwrap_or_else(|| std::env::current_dir().unwrap_or_else(|_| "/".into()));
-    if !start.exists() {
-        eprintln!("mira: {} does not exist", start.display());
-        return Err(2);
-    }
-    let project = project::detect(&start);
-    let loaded = match config::load(&ConfigInputs::from_process(Some(project.root.clone()))) {
-        Ok(l) => l,
-        Err(e) => {
-            eprintln!(
-                "mira: configuration error: {e}\n(run `mira doctor` to see every value and its source)"
-            );
-            return Err(2);
-        }
-    };
-    let store = match Store::open(&loaded.database_path()) {
-        Ok(s) => s,
-        Err(e) => {
-            eprintln!("mira: {e}");
-            return Err(1);
-        }
-    };
-    Ok((project, loaded, store))
-}
 
 fn crawl(
     project: &Project,
     loaded: &Loaded,
     store: &Store,
     quiet: bool,
-) -> Result<CrawlStats, i32> {
+) -> Result<CrawlStats, CliError> {
     let opts = CrawlOptions::from_config(&loaded.config.index);
     let bar = (!quiet && std::io::stderr().is_terminal()).then(|| {
         let b = indicatif::ProgressBar::new(0);
@@ -96,21 +73,13 @@ fn crawl(
     if let Some(b) = bar {
         b.finish_and_clear();
     }
-    result.map_err(|e| {
-        eprintln!("mira: indexing failed: {e}");
-        1
-    })
+    result.map_err(|e| CliError::failure(format!("indexing failed: {e}")))
 }
 
-pub fn index(path: Option<PathBuf>) -> i32 {
-    let (project, loaded, store) = match setup(path) {
-        Ok(x) => x,
-        Err(code) => return code,
-    };
-    let stats = match crawl(&project, &loaded, &store, false) {
-        Ok(s) => s,
-        Err(code) => return code,
-    };
+pub fn index(rt: &Runtime, path: Option<PathBuf>) -> CliResult {
+    let ws = super::open(path)?;
+    let (project, store) = (&ws.project, &ws.store);
+    let stats = crawl(project, &ws.loaded, store, false)?;
     println!(
         "project   {} ({})",
         project.root.display(),
@@ -132,102 +101,45 @@ pub fn index(path: Option<PathBuf>) -> i32 {
         stats.stored_elapsed.as_secs_f64(),
         stats.chunked
     );
-    match check_anchors(&store, &project) {
+    match anchors::observe_on_disk(store, project) {
         Ok(0) => {}
         Ok(n) => println!("anchors   {n} memories about code changed state (see `mira recall`)"),
         Err(e) => eprintln!("mira: cannot check anchored memories: {e}"),
     }
-    embed_chunks(&project, &loaded, &store)
+    embed_chunks(rt, &ws);
+    Ok(ExitCode::SUCCESS)
 }
 
 /// With an embedder configured, code search also ranks by meaning: embed the chunks that
-/// have no vector yet (only what changed, after the first run).
-fn embed_chunks(project: &Project, loaded: &Loaded, store: &Store) -> i32 {
-    let memory = &loaded.config.memory;
-    let embedder = match Embedder::from_config(&memory.embedder, loaded.keys.openai.as_ref()) {
+/// have no vector yet (only what changed, after the first run). Never fails the command:
+/// code search falls back to full-text search.
+fn embed_chunks(rt: &Runtime, ws: &Workspace) {
+    let (project, store) = (&ws.project, &ws.store);
+    let embedder = match ws.memory().map(|m| m.embedder()) {
         Ok(Some(e)) if e.embeds_code() => e,
-        Ok(_) => return 0,
+        Ok(_) => return,
         Err(e) => {
             eprintln!("mira: code vectors skipped: {e}");
-            return 0;
-        }
-    };
-    let Ok(Some(pid)) = store.read(|c| projects::find(c, &project.root)) else {
-        return 0;
-    };
-    let rt = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("mira: cannot start the async runtime: {e}");
-            return 1;
+            return;
         }
     };
     let started = std::time::Instant::now();
-    match rt.block_on(vectors::embed_pending(
-        store,
-        &embedder,
-        pid,
-        &project.root,
-        64,
-    )) {
-        Ok(n) => {
+    match rt.block_on(code::embed_code(store, &embedder, &project.root)) {
+        Ok(None) => {}
+        Ok(Some(n)) => {
             println!(
                 "vectors   {n} chunks embedded with {} ({:.2} s)",
                 embedder.model_id(),
                 started.elapsed().as_secs_f64()
             );
-            0
         }
         Err(e) => {
             eprintln!(
                 "mira: code vectors incomplete ({e}); code search uses full-text search for the rest \
                  until the next `mira index`"
             );
-            0
         }
     }
-}
-
-/// Memories anchored to code in files that changed go stale (or fresh again when the code is
-/// back): what the language server's index does live, for a crawl from the terminal.
-fn check_anchors(
-    store: &mira::store::Store,
-    project: &mira::project::Project,
-) -> Result<usize, mira::memory::MemoryError> {
-    use mira::index::{Lang, parse::parse_and_extract, service::file_hashes};
-    use mira::memory::anchors;
-    let pid = store.write(|tx| mira::store::projects::ensure(tx, &project.root, &project.name))?;
-    let paths = store.read(|c| {
-        anchors::anchored_paths(c, pid)
-            .map_err(|e| rusqlite::Error::ToSqlConversionFailure(Box::new(e)))
-    })?;
-    let seen: Vec<(String, Vec<(String, String)>)> = paths
-        .into_iter()
-        .map(|path| {
-            let abs = project.root.join(&path);
-            let symbols = match (Lang::for_path(&abs), std::fs::read(&abs)) {
-                (Some(lang), Ok(bytes)) => parse_and_extract(lang, &bytes)
-                    .map(|s| file_hashes(lang, &s, &bytes))
-                    .unwrap_or_default(),
-                _ => Vec::new(),
-            };
-            (path, symbols)
-        })
-        .collect();
-    store.write(|tx| {
-        let mut changed = 0;
-        for (path, symbols) in &seen {
-            let pairs: Vec<(&str, &str)> = symbols
-                .iter()
-                .map(|(q, h)| (q.as_str(), h.as_str()))
-                .collect();
-            changed += anchors::observe_file(tx, pid, path, &pairs)?;
-        }
-        Ok(changed)
-    })
 }
 
 pub fn symbols(
@@ -236,42 +148,27 @@ pub fn symbols(
     json: bool,
     limit: usize,
     path: Option<PathBuf>,
-) -> i32 {
-    let kind = match kind.map(|k| k.parse::<SymbolKind>()).transpose() {
-        Ok(k) => k,
-        Err(e) => {
-            eprintln!("mira: {e}");
-            return 2;
-        }
-    };
-    let (project, loaded, store) = match setup(path) {
-        Ok(x) => x,
-        Err(code) => return code,
-    };
+) -> CliResult {
+    let kind = kind
+        .map(|k| k.parse::<SymbolKind>())
+        .transpose()
+        .map_err(|e| CliError::usage(e.to_string()))?;
+    let ws = super::open(path)?;
+    let project = &ws.project;
     // Incremental: on an indexed project this only stats files.
-    if let Err(code) = crawl(&project, &loaded, &store, true) {
-        return code;
-    }
-    let hits = match offline::search_project(&store, &project, &query, kind, limit) {
-        Ok(h) => h,
-        Err(e) => {
-            eprintln!("mira: {e}");
-            return 1;
-        }
-    };
+    crawl(project, &ws.loaded, &ws.store, true)?;
+    let hits = offline::search_project(&ws.store, project, &query, kind, limit)
+        .map_err(|e| CliError::failure(e.to_string()))?;
     if json {
-        match serde_json::to_string_pretty(&hits) {
-            Ok(s) => println!("{s}"),
-            Err(e) => {
-                eprintln!("mira: {e}");
-                return 1;
-            }
-        }
-        return 0;
+        let hits: Vec<SymbolJson<'_>> = hits.iter().map(SymbolJson::of).collect();
+        let s =
+            serde_json::to_string_pretty(&hits).map_err(|e| CliError::failure(e.to_string()))?;
+        println!("{s}");
+        return Ok(ExitCode::SUCCESS);
     }
     if hits.is_empty() {
         eprintln!("no symbols match `{query}`");
-        return 1;
+        return Ok(ExitCode::FAILURE);
     }
     for h in &hits {
         let rel = h.path.strip_prefix(&project.root).unwrap_or(&h.path);
@@ -284,10 +181,63 @@ pub fn symbols(
             h.kind.as_str(),
             name,
             rel.display(),
-            h.selection.start.line + 1,
-            h.selection.start.character + 1,
+            h.selection.start.row + 1,
+            h.selection.start.col + 1,
             h.signature
         );
     }
-    0
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `mira symbols --json`: a symbol with LSP-shaped ranges (zero-based line, UTF-8 column),
+/// the shape scripts read.
+#[derive(serde::Serialize)]
+struct SymbolJson<'a> {
+    name: &'a str,
+    kind: SymbolKind,
+    container: &'a Option<String>,
+    path: &'a std::path::Path,
+    range: RangeJson,
+    selection: RangeJson,
+    signature: &'a str,
+    doc: &'a Option<String>,
+    declaration: bool,
+}
+
+#[derive(serde::Serialize)]
+struct RangeJson {
+    start: PositionJson,
+    end: PositionJson,
+}
+
+#[derive(serde::Serialize)]
+struct PositionJson {
+    line: u32,
+    character: u32,
+}
+
+impl<'a> SymbolJson<'a> {
+    fn of(s: &'a mira::index::SymbolInfo) -> SymbolJson<'a> {
+        let range = |span: &mira::index::Span| RangeJson {
+            start: PositionJson {
+                line: span.start.row,
+                character: span.start.col,
+            },
+            end: PositionJson {
+                line: span.end.row,
+                character: span.end.col,
+            },
+        };
+        SymbolJson {
+            name: &s.name,
+            kind: s.kind,
+            container: &s.container,
+            path: &s.path,
+            range: range(&s.range),
+            selection: range(&s.selection),
+            signature: &s.signature,
+            doc: &s.doc,
+            declaration: s.declaration,
+        }
+    }
 }

@@ -5,15 +5,16 @@ use std::io::Read;
 use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
-use mira::config::{self, ConfigInputs, Loaded};
-use mira::embed::Embedder;
 use mira::memory::goals::{GoalStatus, GoalUpdate, Priority, TaskStatus, TaskUpdate};
 use mira::memory::{
     ListFilter, Memory, MemoryError, MemoryKind, MemoryService, ProjectRef, RememberRequest, Scope,
     Status,
 };
-use mira::project::{self, Project};
-use mira::store::Store;
+use mira::project::Project;
+use std::process::ExitCode;
+use tokio::runtime::Runtime;
+
+use super::{CliError, CliResult};
 
 /// How long `mira remember` waits for the new memory's embedding before leaving it to the
 /// next process (recall works on full-text search meanwhile).
@@ -182,39 +183,14 @@ fn parse<T: std::str::FromStr<Err = MemoryError>>(s: &str) -> Result<T, String> 
 struct Ctx {
     service: MemoryService,
     project: Project,
-    runtime: tokio::runtime::Runtime,
 }
 
 impl Ctx {
-    fn open() -> Result<Ctx, i32> {
-        let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
-        let project = project::detect(&cwd);
-        let loaded: Loaded = config::load(&ConfigInputs::from_process(Some(project.root.clone())))
-            .map_err(|e| {
-                eprintln!("mira: {e}");
-                2
-            })?;
-        let store = Store::open(&loaded.database_path()).map_err(|e| {
-            eprintln!("mira: {e}");
-            1
-        })?;
-        let memory = &loaded.config.memory;
-        let embedder = Embedder::from_config(&memory.embedder, loaded.keys.openai.as_ref())
-            .map_err(|e| {
-                eprintln!("mira: {e}");
-                2
-            })?;
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .map_err(|e| {
-                eprintln!("mira: cannot start the async runtime: {e}");
-                1
-            })?;
+    fn open() -> Result<Ctx, CliError> {
+        let ws = super::open(None)?;
         Ok(Ctx {
-            service: MemoryService::new(store, embedder, memory.recall_weights()),
-            project,
-            runtime,
+            service: ws.memory()?,
+            project: ws.project,
         })
     }
 
@@ -223,45 +199,41 @@ impl Ctx {
     }
 }
 
-fn fail(e: MemoryError) -> i32 {
-    eprintln!("mira: {e}");
+/// Bad input is the user's to fix (2); anything else is a failure (1).
+fn fail(e: MemoryError) -> CliError {
     match e {
         MemoryError::Empty
         | MemoryError::TooLong { .. }
         | MemoryError::UnknownKind(_)
-        | MemoryError::Invalid { .. } => 2,
-        _ => 1,
+        | MemoryError::Invalid { .. } => CliError::usage(e.to_string()),
+        _ => CliError::failure(e.to_string()),
     }
 }
 
 /// The text to remember from the arguments, stdin (`-`) or a file; invalid UTF-8 is refused
 /// with the byte offset rather than silently replaced.
-fn read_text(args: &RememberArgs) -> Result<String, i32> {
+fn read_text(args: &RememberArgs) -> Result<String, CliError> {
     let (bytes, origin) = match (&args.file, args.text.as_slice()) {
         (Some(path), _) => (
-            std::fs::read(path).map_err(|e| {
-                eprintln!("mira: cannot read {}: {e}", path.display());
-                1
-            })?,
+            std::fs::read(path)
+                .map_err(|e| CliError::failure(format!("cannot read {}: {e}", path.display())))?,
             path.display().to_string(),
         ),
         (None, [dash]) if dash == "-" => {
             let mut buf = Vec::new();
-            std::io::stdin().read_to_end(&mut buf).map_err(|e| {
-                eprintln!("mira: cannot read stdin: {e}");
-                1
-            })?;
+            std::io::stdin()
+                .read_to_end(&mut buf)
+                .map_err(|e| CliError::failure(format!("cannot read stdin: {e}")))?;
             (buf, "stdin".to_string())
         }
         (None, words) => return Ok(words.join(" ")),
     };
     String::from_utf8(bytes).map_err(|e| {
-        eprintln!(
-            "mira: {origin} is not valid UTF-8 (first bad byte at offset {}); memories are text. \
+        CliError::usage(format!(
+            "{origin} is not valid UTF-8 (first bad byte at offset {}); memories are text. \
              Convert it first, e.g. `iconv -f latin1 -t utf-8`",
             e.utf8_error().valid_up_to()
-        );
-        2
+        ))
     })
 }
 
@@ -276,19 +248,11 @@ fn one_line(s: &str, max: usize) -> String {
     mira::memory::memories::short(s, max)
 }
 
-pub fn remember(args: RememberArgs) -> i32 {
-    let text = match read_text(&args) {
-        Ok(t) => t,
-        Err(code) => return code,
-    };
+pub fn remember(rt: &Runtime, args: RememberArgs) -> CliResult {
+    let text = read_text(&args)?;
     // validate before opening anything: bad input never touches the store
-    if let Err(e) = mira::memory::memories::validate_body(&text) {
-        return fail(e);
-    }
-    let ctx = match Ctx::open() {
-        Ok(c) => c,
-        Err(code) => return code,
-    };
+    mira::memory::memories::validate_body(&text).map_err(fail)?;
+    let ctx = Ctx::open()?;
     let mut anchors = Vec::new();
     if let Some((path, line)) = &args.at {
         match mira::index::offline::enclosing_on_disk(&ctx.project.root, path, *line) {
@@ -297,10 +261,7 @@ pub fn remember(args: RememberArgs) -> i32 {
                 symbol: a.symbol,
                 content_hash: a.content_hash,
             }),
-            Err(e) => {
-                eprintln!("mira: {e}");
-                return 2;
-            }
+            Err(e) => return Err(CliError::usage(e.to_string())),
         }
     }
     let anchored = anchors
@@ -316,11 +277,8 @@ pub fn remember(args: RememberArgs) -> i32 {
     };
     let service = ctx.service.clone();
     let project = ctx.project();
-    ctx.runtime.block_on(async move {
-        let r = match service.remember(req, project).await {
-            Ok(r) => r,
-            Err(e) => return fail(e),
-        };
+    rt.block_on(async move {
+        let r = service.remember(req, project).await.map_err(fail)?;
         println!("{}{anchored}", r.describe());
         if service.embedder().is_some() {
             match tokio::time::timeout(CLI_EMBED_WAIT, service.embed_pending()).await {
@@ -331,36 +289,25 @@ pub fn remember(args: RememberArgs) -> i32 {
                 Err(_) => eprintln!("mira: note: embedding is slow; it continues next time"),
             }
         }
-        0
+        Ok(ExitCode::SUCCESS)
     })
 }
 
-pub fn recall(args: RecallArgs) -> i32 {
-    let ctx = match Ctx::open() {
-        Ok(c) => c,
-        Err(code) => return code,
-    };
+pub fn recall(rt: &Runtime, args: RecallArgs) -> CliResult {
+    let ctx = Ctx::open()?;
     let query = args.query.join(" ");
-    let hits = match ctx
-        .runtime
+    let hits = rt
         .block_on(ctx.service.recall(&query, ctx.project(), args.limit))
-    {
-        Ok(h) => h,
-        Err(e) => return fail(e),
-    };
+        .map_err(fail)?;
     if args.json {
-        match serde_json::to_string_pretty(&hits) {
-            Ok(s) => println!("{s}"),
-            Err(e) => {
-                eprintln!("mira: {e}");
-                return 1;
-            }
-        }
-        return 0;
+        let s =
+            serde_json::to_string_pretty(&hits).map_err(|e| CliError::failure(e.to_string()))?;
+        println!("{s}");
+        return Ok(ExitCode::SUCCESS);
     }
     if hits.is_empty() {
         eprintln!("No memories match `{query}`.");
-        return 0;
+        return Ok(ExitCode::SUCCESS);
     }
     let ids: Vec<i64> = hits.iter().map(|h| h.memory.id).collect();
     let anchors = ctx
@@ -398,42 +345,34 @@ pub fn recall(args: RecallArgs) -> i32 {
             println!("       @ {}::{}{state}", a.anchor.path, a.anchor.symbol);
         }
     }
-    0
+    Ok(ExitCode::SUCCESS)
 }
 
-pub fn forget(args: ForgetArgs) -> i32 {
-    let ctx = match Ctx::open() {
-        Ok(c) => c,
-        Err(code) => return code,
-    };
+pub fn forget(rt: &Runtime, args: ForgetArgs) -> CliResult {
+    let ctx = Ctx::open()?;
     let r = if args.restore {
-        ctx.runtime.block_on(ctx.service.restore(args.id))
+        rt.block_on(ctx.service.restore(args.id))
     } else {
-        ctx.runtime.block_on(ctx.service.forget(args.id))
+        rt.block_on(ctx.service.forget(args.id))
     };
-    match r {
-        Ok(m) if args.restore => {
+    match r.map_err(fail)? {
+        m if args.restore => {
             println!("Restored #{}: {}", m.id, one_line(&m.body, 80));
-            0
         }
-        Ok(m) => {
+        m => {
             println!(
                 "Forgot #{}: {} (undo with `mira forget --restore {}`)",
                 m.id,
                 one_line(&m.body, 80),
                 m.id
             );
-            0
         }
-        Err(e) => fail(e),
     }
+    Ok(ExitCode::SUCCESS)
 }
 
-pub fn memories(args: MemoriesArgs) -> i32 {
-    let ctx = match Ctx::open() {
-        Ok(c) => c,
-        Err(code) => return code,
-    };
+pub fn memories(rt: &Runtime, args: MemoriesArgs) -> CliResult {
+    let ctx = Ctx::open()?;
     let filter = ListFilter {
         project: None,
         include_inactive: args.all,
@@ -441,19 +380,15 @@ pub fn memories(args: MemoriesArgs) -> i32 {
         limit: args.limit,
         ..Default::default()
     };
-    let list = match ctx
-        .runtime
+    let list = rt
         .block_on(ctx.service.list(ctx.project(), filter))
-    {
-        Ok(l) => l,
-        Err(e) => return fail(e),
-    };
+        .map_err(fail)?;
     if args.json {
         println!(
             "{}",
             serde_json::to_string_pretty(&list).unwrap_or_default()
         );
-        return 0;
+        return Ok(ExitCode::SUCCESS);
     }
     if list.is_empty() {
         eprintln!("No memories yet. Add one with `mira remember \"…\"`.");
@@ -473,21 +408,18 @@ pub fn memories(args: MemoriesArgs) -> i32 {
             one_line(&m.body, 100)
         );
     }
-    0
+    Ok(ExitCode::SUCCESS)
 }
 
-pub fn goals(cmd: Option<GoalsCommand>) -> i32 {
-    let ctx = match Ctx::open() {
-        Ok(c) => c,
-        Err(code) => return code,
-    };
+pub fn goals(rt: &Runtime, cmd: Option<GoalsCommand>) -> CliResult {
+    let ctx = Ctx::open()?;
     let s = &ctx.service;
     let project = ctx.project();
     let cmd = cmd.unwrap_or(GoalsCommand::List {
         all: false,
         json: false,
     });
-    let result = ctx.runtime.block_on(async {
+    let result = rt.block_on(async {
         match cmd {
             GoalsCommand::List { all, json } => {
                 let goals = s.goals(project, all).await?;
@@ -575,14 +507,12 @@ pub fn goals(cmd: Option<GoalsCommand>) -> i32 {
             }
         }
     });
-    result.map_or_else(fail, |()| 0)
+    result.map_err(fail)?;
+    Ok(ExitCode::SUCCESS)
 }
 
-pub fn tasks(cmd: Option<TasksCommand>) -> i32 {
-    let ctx = match Ctx::open() {
-        Ok(c) => c,
-        Err(code) => return code,
-    };
+pub fn tasks(rt: &Runtime, cmd: Option<TasksCommand>) -> CliResult {
+    let ctx = Ctx::open()?;
     let s = &ctx.service;
     let project = ctx.project();
     let cmd = cmd.unwrap_or(TasksCommand::List {
@@ -590,7 +520,7 @@ pub fn tasks(cmd: Option<TasksCommand>) -> i32 {
         goal: None,
         json: false,
     });
-    let result = ctx.runtime.block_on(async {
+    let result = rt.block_on(async {
         match cmd {
             TasksCommand::List { all, goal, json } => {
                 let tasks = s.tasks(project, goal, all).await?;
@@ -662,5 +592,6 @@ pub fn tasks(cmd: Option<TasksCommand>) -> i32 {
             }
         }
     });
-    result.map_or_else(fail, |()| 0)
+    result.map_err(fail)?;
+    Ok(ExitCode::SUCCESS)
 }

@@ -4,6 +4,7 @@ mod agent;
 mod chat;
 mod context;
 mod doctor;
+mod edits;
 mod index;
 mod mcp;
 mod memory;
@@ -15,6 +16,9 @@ mod terminal;
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
 use std::process::ExitCode;
+
+use mira::session::{OpenError, Workspace};
+use tokio::runtime::Runtime;
 
 #[derive(Parser)]
 #[command(
@@ -140,21 +144,91 @@ enum Command {
     },
 }
 
-pub fn run() -> ExitCode {
+/// A command that did not succeed: its exit code, and what to tell the user.
+#[derive(Debug)]
+pub struct CliError {
+    code: u8,
+    /// `None`: the command has said why already.
+    message: Option<String>,
+}
+
+impl CliError {
+    /// Bad input or configuration: exit code 2.
+    pub fn usage(message: impl Into<String>) -> CliError {
+        CliError {
+            code: 2,
+            message: Some(message.into()),
+        }
+    }
+
+    /// Anything else: exit code 1.
+    pub fn failure(message: impl Into<String>) -> CliError {
+        CliError {
+            code: 1,
+            message: Some(message.into()),
+        }
+    }
+
+    /// Says the message (`mira: …` on stderr) and gives the exit code.
+    pub fn report(self) -> ExitCode {
+        if let Some(m) = &self.message {
+            eprintln!("mira: {m}");
+        }
+        ExitCode::from(self.code)
+    }
+}
+
+impl From<OpenError> for CliError {
+    fn from(e: OpenError) -> CliError {
+        CliError {
+            code: e.class.code(),
+            message: Some(e.message),
+        }
+    }
+}
+
+/// The one way a command opens the project: around `path`, else the current directory,
+/// through `session::Workspace::open`. Unknown configuration keys are warned about.
+pub(crate) fn open(path: Option<PathBuf>) -> Result<Workspace, CliError> {
+    let start = match path {
+        Some(p) if !p.exists() => {
+            return Err(CliError::usage(format!("{} does not exist", p.display())));
+        }
+        Some(p) => p,
+        None => std::env::current_dir()
+            .map_err(|e| CliError::failure(format!("cannot read the current directory: {e}")))?,
+    };
+    let ws = Workspace::open(&start)?;
+    for u in &ws.loaded.unknown {
+        eprintln!("mira: warning: {u} (ignored)");
+    }
+    Ok(ws)
+}
+
+/// What every command returns: its exit code, or why it failed.
+type CliResult = Result<ExitCode, CliError>;
+
+/// Parses the arguments and runs the command on the one async runtime.
+pub fn run() -> CliResult {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
             // clap prints help/version to stdout with exit 0, usage errors to stderr with 2.
             let _ = e.print();
-            return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
+            return Ok(ExitCode::from(if e.use_stderr() { 2 } else { 0 }));
         }
     };
-    let code = match cli.command {
-        Command::Lsp => lsp(),
-        Command::Mcp => mcp::mcp(),
-        Command::Doctor { path } => doctor::run(path),
-        Command::Models { json } => models::models(json),
-        Command::Index { path } => index::index(path),
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| CliError::failure(format!("cannot start the async runtime: {e}")))?;
+    let rt = &runtime;
+    let result = match cli.command {
+        Command::Lsp => lsp(rt),
+        Command::Mcp => mcp::mcp(rt),
+        Command::Doctor { path } => doctor::run(rt, path),
+        Command::Models { json } => models::models(rt, json),
+        Command::Index { path } => index::index(rt, path),
         Command::Symbols {
             query,
             kind,
@@ -162,43 +236,33 @@ pub fn run() -> ExitCode {
             limit,
             path,
         } => index::symbols(query, kind, json, limit, path),
-        Command::Remember(args) => memory::remember(args),
-        Command::Recall(args) => memory::recall(args),
-        Command::Forget(args) => memory::forget(args),
-        Command::Memories(args) => memory::memories(args),
-        Command::Goals { command } => memory::goals(command),
-        Command::Tasks { command } => memory::tasks(command),
+        Command::Remember(args) => memory::remember(rt, args),
+        Command::Recall(args) => memory::recall(rt, args),
+        Command::Forget(args) => memory::forget(rt, args),
+        Command::Memories(args) => memory::memories(rt, args),
+        Command::Goals { command } => memory::goals(rt, command),
+        Command::Tasks { command } => memory::tasks(rt, command),
         Command::Ask {
             question,
             yes,
             effort,
             show_context,
-        } => agent::ask(question, yes, effort, show_context),
-        Command::Chat(args) => chat::chat(args),
-        Command::Context { question, json } => context::context(question, json),
-        Command::Search { query, json, limit } => context::search(query, json, limit),
+        } => agent::ask(rt, question, yes, effort, show_context),
+        Command::Chat(args) => chat::chat(rt, args),
+        Command::Context { question, json } => context::context(rt, question, json),
+        Command::Search { query, json, limit } => context::search(rt, query, json, limit),
         Command::History { limit } => agent::history(limit),
         Command::Usage { days } => agent::usage(days),
     };
-    ExitCode::from(code as u8)
+    // Background work (watchers, turns, the embedding worker) must not keep the process alive.
+    runtime.shutdown_timeout(std::time::Duration::from_millis(200));
+    result
 }
 
-fn lsp() -> i32 {
+fn lsp(runtime: &Runtime) -> CliResult {
     let options = mira::lsp::ServeOptions::from_process();
     let _guard = crate::logging::init_lsp(&options.env, "mira lsp");
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("mira: cannot start the async runtime: {e}");
-            return 1;
-        }
-    };
     let outcome = runtime.block_on(mira::lsp::serve_stdio(options));
     tracing::info!(clean = outcome.clean, "language server stopped");
-    // Background work (watchers, turns) must not keep an editor-less process alive.
-    runtime.shutdown_timeout(std::time::Duration::from_millis(200));
-    outcome.exit_code()
+    Ok(ExitCode::from(outcome.exit_code() as u8))
 }

@@ -3,48 +3,28 @@
 
 use mira::config::{self, ConfigInputs};
 use mira::llm::{ProviderSettings, server_report};
+use std::process::ExitCode;
+use tokio::runtime::Runtime;
 
-pub fn models(json: bool) -> i32 {
+use super::{CliError, CliResult};
+
+pub fn models(rt: &Runtime, json: bool) -> CliResult {
     let cwd = std::env::current_dir().unwrap_or_else(|_| "/".into());
     let project = mira::project::detect(&cwd);
-    let loaded = match config::load(&ConfigInputs::from_process(Some(project.root))) {
-        Ok(l) => l,
-        Err(e) => {
-            eprintln!("mira: {e}\nRun `mira doctor` to see the effective configuration.");
-            return 2;
-        }
-    };
-    let settings = match ProviderSettings::resolve(&loaded.config.provider, &loaded.keys) {
-        Ok(s) => s,
-        Err(e) => {
-            eprintln!("mira: {e}");
-            return 2;
-        }
-    };
-    let rt = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("mira: cannot start the async runtime: {e}");
-            return 1;
-        }
-    };
-    let report = match rt.block_on(server_report(settings)) {
-        Ok(r) => r,
-        Err(e) => {
-            eprintln!("mira: {e}");
-            return 1;
-        }
-    };
-    let list = match &report.models {
-        Ok(list) => list,
-        Err(e) => {
-            eprintln!("mira: {e}");
-            return 1;
-        }
-    };
+    let loaded = config::load(&ConfigInputs::from_process(Some(project.root))).map_err(|e| {
+        CliError::usage(format!(
+            "{e}\nRun `mira doctor` to see the effective configuration."
+        ))
+    })?;
+    let settings = ProviderSettings::resolve(&loaded.config.provider, &loaded.keys)
+        .map_err(|e| CliError::usage(e.to_string()))?;
+    let report = rt
+        .block_on(server_report(settings))
+        .map_err(|e| CliError::failure(e.to_string()))?;
+    let list = report
+        .models
+        .as_ref()
+        .map_err(|e| CliError::failure(e.to_string()))?;
     if json {
         #[derive(serde::Serialize)]
         struct Out<'a> {
@@ -60,7 +40,7 @@ pub fn models(json: bool) -> i32 {
             models: list.iter().map(|m| m.id.as_str()).collect(),
         };
         println!("{}", serde_json::to_string_pretty(&out).unwrap_or_default());
-        return 0;
+        return Ok(ExitCode::SUCCESS);
     }
     for m in list {
         let mark = if m.id == report.model {
@@ -81,11 +61,10 @@ pub fn models(json: bool) -> i32 {
         report.window.describe()
     );
     if !report.has_model() {
-        eprintln!(
-            "mira: the server has no model `{}`: set `provider.model` (or MIRA_MODEL) to one above",
+        return Err(CliError::failure(format!(
+            "the server has no model `{}`: set `provider.model` (or MIRA_MODEL) to one above",
             report.model
-        );
-        return 1;
+        )));
     }
-    0
+    Ok(ExitCode::SUCCESS)
 }

@@ -12,7 +12,7 @@ use mira::index::crawl::CrawlStage;
 use mira::index::service::{self, IndexHandle, IndexOptions, IndexProgress};
 use tokio::sync::mpsc;
 
-use super::agent::Context;
+use mira::session::Workspace;
 
 #[derive(Clone, Debug)]
 enum State {
@@ -41,7 +41,7 @@ pub(crate) struct ProjectIndex {
 }
 
 impl ProjectIndex {
-    pub fn start(cx: &Context, project_id: Option<i64>) -> ProjectIndex {
+    pub fn start(cx: &Workspace, project_id: Option<i64>) -> ProjectIndex {
         let stored = project_id
             .and_then(|id| cx.store.read(|c| mira::index::offline::stats(c, id)).ok())
             .map_or(0, |s| s.files);

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use std::collections::HashMap;
 
-use tower_lsp_server::ls_types::Uri;
+use crate::documents::DocId;
 
 use crate::index::{InReach, IndexHandle};
 use crate::memory::{ListFilter, MemoryKind, memories};
@@ -108,15 +108,15 @@ impl Reach {
         }
     }
 
-    pub async fn get(&self, uri: &Uri, line: u32) -> Arc<Vec<InReach>> {
+    pub async fn get(&self, doc: &DocId, line: u32) -> Arc<Vec<InReach>> {
         let Some(index) = &self.index else {
             return Arc::default();
         };
-        let key = (uri.as_str().to_string(), line / REACH_BLOCK_LINES);
-        if let Some(list) = self.reuse(&key, uri, line, index) {
+        let key = (doc.as_str().to_string(), line / REACH_BLOCK_LINES);
+        if let Some(list) = self.reuse(&key, doc, line, index) {
             return list;
         }
-        let list = tokio::time::timeout(REACH_WAIT, index.in_reach(uri, line, REACH_LIMIT))
+        let list = tokio::time::timeout(REACH_WAIT, index.in_reach(doc, line, REACH_LIMIT))
             .await
             .ok()
             .and_then(Result::ok)
@@ -130,7 +130,7 @@ impl Reach {
     fn reuse(
         &self,
         key: &(String, u32),
-        uri: &Uri,
+        doc: &DocId,
         line: u32,
         index: &IndexHandle,
     ) -> Option<Arc<Vec<InReach>>> {
@@ -138,11 +138,11 @@ impl Reach {
         let entry = docs.get_mut(key)?;
         if !entry.refreshing {
             entry.refreshing = true;
-            let (index, uri, docs, key) =
-                (index.clone(), uri.clone(), self.docs.clone(), key.clone());
+            let (index, doc, docs, key) =
+                (index.clone(), doc.clone(), self.docs.clone(), key.clone());
             tokio::spawn(async move {
                 let list = index
-                    .in_reach(&uri, line, REACH_LIMIT)
+                    .in_reach(&doc, line, REACH_LIMIT)
                     .await
                     .unwrap_or_default();
                 store_reach(&docs, key, Arc::new(list));

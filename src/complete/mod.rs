@@ -22,7 +22,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use tower_lsp_server::ls_types::Uri;
+use crate::documents::DocId;
 
 use crate::config::{CompletionConfig, Env, Loaded};
 use crate::index::IndexHandle;
@@ -43,7 +43,7 @@ pub enum Trigger {
 /// Where to complete, read from the document before any `.await`.
 #[derive(Clone, Debug)]
 pub struct Place {
-    pub uri: Uri,
+    pub doc: DocId,
     pub language_id: String,
     pub window: Window,
     pub trigger: Trigger,
@@ -157,7 +157,7 @@ impl Completer {
         if !self.enabled_for(&place.language_id) {
             return Err(NoSuggestion::Language);
         }
-        let doc = place.uri.as_str().to_string();
+        let doc = place.doc.as_str().to_string();
         let budgets = self.fitted().await;
         let w = &place.window.within(budgets.prefix, budgets.suffix);
         let cached = self.lock_cache().get(&doc, &w.prefix, &w.suffix);
@@ -190,7 +190,7 @@ impl Completer {
             suffix: w.suffix.clone(),
             max_tokens: budgets.max_tokens,
             single_line: w.mid_line(),
-            file_name: file_name(&place.uri),
+            file_name: place.doc.file_name().to_string(),
         };
         let mut guard = UsageGuard::new(self);
         let out = self.provider.call(&req, &ticket.token).await;
@@ -229,7 +229,7 @@ impl Completer {
     pub async fn header(&self, place: &Place) -> String {
         let (standing, reach) = tokio::join!(
             self.standing.get(),
-            self.reach.get(&place.uri, place.window.line)
+            self.reach.get(&place.doc, place.window.line)
         );
         context::header(
             &place.language_id,
@@ -274,14 +274,6 @@ fn log_own_time(started: Instant, out: &FimOutput) {
         after_read_us = read.elapsed().as_micros() as u64,
         "completion served"
     );
-}
-
-fn file_name(uri: &Uri) -> String {
-    uri.as_str()
-        .rsplit('/')
-        .next()
-        .unwrap_or_default()
-        .to_string()
 }
 
 /// Records the call when it ends; a call dropped midway (superseded, `$/cancelRequest`)

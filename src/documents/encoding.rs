@@ -109,16 +109,18 @@ pub fn byte_to_position(rope: &Rope, byte: usize, enc: PositionEncoding) -> Posi
 /// byte offsets of one text (an outline's ranges) convert without descending the rope for
 /// each: on an ASCII line the column is the byte distance in every encoding. Non-ASCII lines
 /// take [`byte_to_position`]'s path, so both always agree.
-pub struct LineIndex<'a> {
-    rope: &'a Rope,
+/// It holds its own clone of the rope (O(1)), so an answer can carry it.
+#[derive(Clone, Debug)]
+pub struct LineIndex {
+    rope: Rope,
     /// Byte offset where each line starts (line breaks as ropey counts them: `\n`, `\r\n`, `\r`).
     starts: Vec<usize>,
     /// Bit per line: set when the line holds a byte ≥ 0x80.
     wide: Vec<u64>,
 }
 
-impl<'a> LineIndex<'a> {
-    pub fn new(rope: &'a Rope) -> Self {
+impl LineIndex {
+    pub fn new(rope: &Rope) -> Self {
         let mut starts = vec![0usize];
         let mut wide = vec![0u64];
         let mut offset = 0usize;
@@ -146,7 +148,11 @@ impl<'a> LineIndex<'a> {
         if after_cr {
             Self::push_line(&mut starts, &mut wide, offset);
         }
-        LineIndex { rope, starts, wide }
+        LineIndex {
+            rope: rope.clone(),
+            starts,
+            wide,
+        }
     }
 
     fn push_line(starts: &mut Vec<usize>, wide: &mut Vec<u64>, start: usize) {
@@ -161,7 +167,7 @@ impl<'a> LineIndex<'a> {
         let byte = byte.min(self.rope.len_bytes());
         let line = self.starts.partition_point(|&s| s <= byte) - 1;
         if self.wide[line / 64] & (1 << (line % 64)) != 0 {
-            return byte_to_position(self.rope, byte, enc);
+            return byte_to_position(&self.rope, byte, enc);
         }
         Position::new(line as u32, (byte - self.starts[line]) as u32)
     }

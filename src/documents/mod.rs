@@ -1,9 +1,12 @@
-//! Open documents: the client's truth for every file it has opened.
+//! Open documents: the client's truth for every file it has opened — the LSP adapter's
+//! mirror of the editor's buffers (rust-analyzer's `mem_docs`), so this module may name LSP
+//! types; what it tells the library does not.
 //!
 //! One [`Document`] owns a rope and its version; [`Document::apply_change`] is the only
 //! function that turns an LSP content change into a text edit, in any position encoding,
 //! and reports the edit in the byte/point form tree-sitter's `InputEdit` wants.
-//! Syntax trees live with the index actor, which receives every edit in order.
+//! Syntax trees live with the index actor, which receives every edit in order as a
+//! [`DocEvent`]: a [`DocId`], a path, byte edits and the text — no LSP type.
 
 mod encoding;
 
@@ -14,7 +17,40 @@ pub use encoding::{
 
 use ropey::Rope;
 use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use tower_lsp_server::ls_types::{Range, TextDocumentContentChangeEvent, Uri};
+
+/// An open document as the library knows it: the name the client gave it (its URI's text),
+/// opaque below the adapter. Compared and hashed as that text, so one document is one id.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct DocId(Arc<str>);
+
+impl DocId {
+    pub fn new(name: impl Into<Arc<str>>) -> DocId {
+        DocId(name.into())
+    }
+
+    /// The id of the document the client calls `uri`.
+    pub fn of(uri: &Uri) -> DocId {
+        DocId(Arc::from(uri.as_str()))
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// The last segment of the name (`main.rs` for `file:///p/src/main.rs`), as sent.
+    pub fn file_name(&self) -> &str {
+        self.0.rsplit('/').next().unwrap_or_default()
+    }
+}
+
+impl std::fmt::Display for DocId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
 
 /// A (row, byte column) pair, as tree-sitter counts points.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -97,6 +133,19 @@ impl Document {
                 (s, e.max(s), text)
             }
         };
+        self.splice(start_char, end_char, text)
+    }
+
+    /// Replace the bytes `bytes` with `text`, as the library speaks (no LSP position): an
+    /// offset past the end is the end, one inside a character is that character's start.
+    pub fn replace(&mut self, bytes: std::ops::Range<usize>, text: &str) -> TextEdit {
+        let len = self.rope.len_bytes();
+        let s = self.rope.byte_to_char(bytes.start.min(len));
+        let e = self.rope.byte_to_char(bytes.end.min(len));
+        self.splice(s, e.max(s), text)
+    }
+
+    fn splice(&mut self, start_char: usize, end_char: usize, text: &str) -> TextEdit {
         let start_byte = self.rope.char_to_byte(start_char);
         let old_end_byte = self.rope.char_to_byte(end_char);
         let start_point = self.point(start_byte);
@@ -196,23 +245,36 @@ fn common_suffix(a: &[u8], b: &[u8]) -> usize {
 #[derive(Clone, Debug)]
 pub enum DocEvent {
     Opened {
-        uri: Uri,
+        doc: DocId,
+        /// `None` when the document is not a file (`untitled:`).
+        path: Option<PathBuf>,
         version: i32,
         language_id: String,
         text: Rope,
     },
     Changed {
-        uri: Uri,
+        doc: DocId,
         version: i32,
         edits: Vec<TextEdit>,
         text: Rope,
     },
     Saved {
-        uri: Uri,
+        doc: DocId,
+        path: Option<PathBuf>,
     },
     Closed {
-        uri: Uri,
+        doc: DocId,
     },
+}
+
+impl DocEvent {
+    /// The client saved `uri` (whether or not it is open).
+    pub fn saved(uri: &Uri) -> DocEvent {
+        DocEvent::Saved {
+            doc: DocId::of(uri),
+            path: uri_to_path(uri),
+        }
+    }
 }
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -242,13 +304,15 @@ impl Documents {
     pub fn open(&mut self, uri: Uri, language_id: String, version: i32, text: &str) -> DocEvent {
         let doc = Document::new(text, version, language_id.clone());
         let rope = doc.rope.clone();
-        self.docs.insert(uri.clone(), doc);
-        DocEvent::Opened {
-            uri,
+        let event = DocEvent::Opened {
+            doc: DocId::of(&uri),
+            path: uri_to_path(&uri),
             version,
             language_id,
             text: rope,
-        }
+        };
+        self.docs.insert(uri, doc);
+        event
     }
 
     pub fn change(
@@ -276,7 +340,7 @@ impl Documents {
         doc.version = version;
         Ok((
             DocEvent::Changed {
-                uri: uri.clone(),
+                doc: DocId::of(uri),
                 version,
                 edits,
                 text: doc.rope.clone(),
@@ -286,9 +350,9 @@ impl Documents {
     }
 
     pub fn close(&mut self, uri: &Uri) -> Option<DocEvent> {
-        self.docs
-            .remove(uri)
-            .map(|_| DocEvent::Closed { uri: uri.clone() })
+        self.docs.remove(uri).map(|_| DocEvent::Closed {
+            doc: DocId::of(uri),
+        })
     }
 
     pub fn get(&self, uri: &Uri) -> Option<&Document> {
@@ -305,12 +369,18 @@ impl Documents {
 }
 
 /// The one place URIs become paths and back (tower-lsp-server 0.24 changes these APIs).
-pub fn uri_to_path(uri: &Uri) -> Option<std::path::PathBuf> {
+pub fn uri_to_path(uri: &Uri) -> Option<PathBuf> {
     uri.to_file_path().map(|p| p.into_owned())
 }
 
-pub fn path_to_uri(path: &std::path::Path) -> Option<Uri> {
+pub fn path_to_uri(path: &Path) -> Option<Uri> {
     Uri::from_file_path(path)
+}
+
+/// The path a `file:` URI written as text names (MCP's roots), without the caller naming
+/// an LSP type; `None` for other schemes and malformed text.
+pub fn file_uri_to_path(uri: &str) -> Option<PathBuf> {
+    uri_to_path(&uri.parse::<Uri>().ok()?)
 }
 
 #[cfg(test)]

@@ -24,8 +24,8 @@ mod watch;
 pub use model::{FileSymbols, Point, RefKind, Reference, Span, Symbol, SymbolKind};
 pub use registry::Lang;
 pub use service::{
-    FocusError, InReach, IndexHandle, IndexOptions, IndexProgress, IndexStatus, OutlineNode,
-    Related, SymbolChange, SymbolContext, SymbolInfo, SymbolWatch,
+    FocusError, Found, InReach, IndexHandle, IndexOptions, IndexProgress, IndexStatus, Outline,
+    OutlineNode, Related, SymbolChange, SymbolContext, SymbolInfo, SymbolWatch,
 };
 
 #[cfg(test)]

@@ -6,7 +6,6 @@ use super::model::SymbolKind;
 use super::registry::Lang;
 use super::service::SymbolInfo;
 use super::table::SymbolTable;
-use crate::documents::PositionEncoding;
 use crate::project::Project;
 use crate::store::{Store, StoreError, projects};
 use std::sync::Arc;
@@ -57,7 +56,7 @@ pub fn search_project(
     let hits = table.search(query, kind, limit);
     Ok(hits
         .into_iter()
-        .map(|h| SymbolInfo::from_hit(&h, &project.root, PositionEncoding::Utf8))
+        .map(|h| SymbolInfo::from_hit(&h, &project.root))
         .collect())
 }
 

@@ -14,7 +14,7 @@ use super::parse::parse_and_extract;
 use super::registry::Lang;
 use super::table::SymbolHit;
 use super::watch;
-use crate::documents::{DocEvent, LineIndex, PositionEncoding, uri_to_path};
+use crate::documents::{DocEvent, DocId};
 use crate::store::Store;
 use ropey::Rope;
 use std::collections::{HashMap, HashSet};
@@ -23,7 +23,6 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use synced::{LiveTable, View};
 use tokio::sync::{mpsc, oneshot};
-use tower_lsp_server::ls_types::{Position, Range, Uri};
 
 mod focus;
 mod reach;
@@ -69,44 +68,41 @@ pub enum IndexProgress {
     Failed(String),
 }
 
-/// A symbol with positions in the client's encoding, ready to show.
+/// A symbol where it is: a path and byte spans with (row, byte column) points. Showing it in
+/// another encoding is the adapter's work (`lsp/to_proto.rs`).
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub struct SymbolInfo {
     pub name: String,
     pub kind: SymbolKind,
     pub container: Option<String>,
     pub path: PathBuf,
-    pub range: Range,
-    pub selection: Range,
+    pub range: Span,
+    pub selection: Span,
     pub signature: String,
     pub doc: Option<String>,
     pub declaration: bool,
+    /// The file's text is known to be ASCII: a byte column is a column in every encoding.
+    /// (An outline's symbols say `false`: its text comes with it.)
+    pub ascii: bool,
 }
 
 impl SymbolInfo {
-    /// Positions from the stored points (UTF-8 columns, or any encoding for ASCII files).
-    pub fn from_hit(h: &SymbolHit, root: &Path, enc: PositionEncoding) -> SymbolInfo {
-        let path = if Path::new(&h.path).is_absolute() {
-            PathBuf::from(&h.path)
-        } else {
-            root.join(&h.path)
-        };
-        if h.ascii || enc == PositionEncoding::Utf8 {
-            return info(&h.symbol, &path, &Converter::Bytes, enc);
-        }
-        match std::fs::read_to_string(&path) {
-            Ok(t) => {
-                let rope = Rope::from_str(&t);
-                info(
-                    &h.symbol,
-                    &path,
-                    &Converter::Lines(&LineIndex::new(&rope)),
-                    enc,
-                )
-            }
-            Err(_) => info(&h.symbol, &path, &Converter::Bytes, enc),
-        }
+    pub fn from_hit(h: &SymbolHit, root: &Path) -> SymbolInfo {
+        info(&h.symbol, &synced::path_for(root, &h.path), h.ascii)
     }
+
+    /// The zero-based line the symbol's name is on.
+    pub fn line(&self) -> u32 {
+        self.selection.start.row
+    }
+}
+
+/// Symbols, with the text of each open document among them: their spans are byte offsets
+/// into exactly that text (unsaved edits included), which converting them needs.
+#[derive(Clone, Debug, Default)]
+pub struct Found {
+    pub symbols: Vec<SymbolInfo>,
+    pub open_texts: HashMap<PathBuf, Rope>,
 }
 
 /// A document outline node.
@@ -114,6 +110,13 @@ impl SymbolInfo {
 pub struct OutlineNode {
     pub symbol: SymbolInfo,
     pub children: Vec<OutlineNode>,
+}
+
+/// An open document's outline, with the text its spans are offsets into.
+#[derive(Clone, Debug)]
+pub struct Outline {
+    pub nodes: Vec<OutlineNode>,
+    pub text: Rope,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -146,44 +149,39 @@ pub(crate) enum Request {
         query: String,
         kind: Option<SymbolKind>,
         limit: usize,
-        enc: PositionEncoding,
-        reply: oneshot::Sender<Vec<SymbolInfo>>,
+        reply: oneshot::Sender<Found>,
     },
     Outline {
-        uri: Uri,
-        enc: PositionEncoding,
-        reply: oneshot::Sender<Option<Vec<OutlineNode>>>,
+        doc: DocId,
+        reply: oneshot::Sender<Option<Outline>>,
     },
     Definition {
-        uri: Uri,
-        position: Position,
-        enc: PositionEncoding,
-        reply: oneshot::Sender<Vec<SymbolInfo>>,
+        doc: DocId,
+        offset: usize,
+        reply: oneshot::Sender<Found>,
     },
     Status {
         reply: oneshot::Sender<IndexStatus>,
     },
     SymbolAt {
-        uri: Uri,
-        position: Position,
-        enc: PositionEncoding,
+        doc: DocId,
+        offset: usize,
         reply: oneshot::Sender<Result<SymbolContext, FocusError>>,
     },
     Enclosing {
-        uri: Uri,
-        range: Range,
-        enc: PositionEncoding,
+        doc: DocId,
+        start: usize,
+        end: usize,
         reply: oneshot::Sender<Result<SymbolContext, FocusError>>,
     },
     NameAt {
-        uri: Uri,
-        position: Position,
-        enc: PositionEncoding,
+        doc: DocId,
+        offset: usize,
         reply: oneshot::Sender<Option<String>>,
     },
     Watch(SymbolWatch),
     InReach {
-        uri: Uri,
+        doc: DocId,
         line: u32,
         limit: usize,
         reply: oneshot::Sender<Vec<reach::InReach>>,
@@ -261,56 +259,36 @@ impl IndexHandle {
         query: &str,
         kind: Option<SymbolKind>,
         limit: usize,
-        enc: PositionEncoding,
-    ) -> Result<Vec<SymbolInfo>, IndexGone> {
+    ) -> Result<Found, IndexGone> {
         let query = query.to_string();
         self.ask(|reply| Request::WorkspaceSymbols {
             query,
             kind,
             limit,
-            enc,
             reply,
         })
         .await
     }
 
     /// The outline of an open document (`None` when it is not open or not a known language).
-    pub async fn outline(
-        &self,
-        uri: &Uri,
-        enc: PositionEncoding,
-    ) -> Result<Option<Vec<OutlineNode>>, IndexGone> {
-        let uri = uri.clone();
-        self.ask(|reply| Request::Outline { uri, enc, reply }).await
+    pub async fn outline(&self, doc: &DocId) -> Result<Option<Outline>, IndexGone> {
+        let doc = doc.clone();
+        self.ask(|reply| Request::Outline { doc, reply }).await
     }
 
-    /// Definitions of the identifier at `position`, best first.
-    pub async fn definition(
-        &self,
-        uri: &Uri,
-        position: Position,
-        enc: PositionEncoding,
-    ) -> Result<Vec<SymbolInfo>, IndexGone> {
-        let uri = uri.clone();
-        self.ask(|reply| Request::Definition {
-            uri,
-            position,
-            enc,
-            reply,
-        })
-        .await
+    /// Definitions of the identifier at byte `offset` of the open document `doc`, best first.
+    pub async fn definition(&self, doc: &DocId, offset: usize) -> Result<Found, IndexGone> {
+        let doc = doc.clone();
+        self.ask(|reply| Request::Definition { doc, offset, reply })
+            .await
     }
 
-    /// What hover shows: the best definition of the identifier at `position`.
-    pub async fn hover(
-        &self,
-        uri: &Uri,
-        position: Position,
-        enc: PositionEncoding,
-    ) -> Result<Option<SymbolInfo>, IndexGone> {
+    /// What hover shows: the best definition of the identifier at byte `offset`.
+    pub async fn hover(&self, doc: &DocId, offset: usize) -> Result<Option<SymbolInfo>, IndexGone> {
         Ok(self
-            .definition(uri, position, enc)
+            .definition(doc, offset)
             .await?
+            .symbols
             .into_iter()
             .next())
     }
@@ -474,7 +452,7 @@ struct Actor {
     opened: crawl::OpenFolders,
     /// Every query reads it through [`Actor::view`], which syncs open buffers first.
     symbols: LiveTable,
-    open: HashMap<Uri, OpenEntry>,
+    open: HashMap<DocId, OpenEntry>,
     /// Folders whose first crawl has not finished.
     crawling: HashSet<PathBuf>,
     /// Of `crawling`, those whose symbols are not all stored yet.
@@ -499,7 +477,7 @@ impl Actor {
         mut self,
         mut docs: mpsc::UnboundedReceiver<DocEvent>,
         mut requests: mpsc::UnboundedReceiver<Request>,
-        mut parsed: mpsc::UnboundedReceiver<(Uri, Parsed)>,
+        mut parsed: mpsc::UnboundedReceiver<(DocId, Parsed)>,
     ) {
         let rt = match tokio::runtime::Builder::new_current_thread().build() {
             Ok(rt) => rt,
@@ -527,12 +505,12 @@ impl Actor {
                         }
                         None => break,
                     },
-                    Some((uri, done)) = parsed.recv() => {
+                    Some((doc, done)) = parsed.recv() => {
                         // Installed after every edit sent before it, which it replays.
                         while let Ok(ev) = docs.try_recv() {
                             self.on_doc(ev);
                         }
-                        self.on_parsed(uri, done);
+                        self.on_parsed(doc, done);
                     }
                 }
                 EVENTS_HANDLED.fetch_add(1, Ordering::Relaxed);
@@ -556,12 +534,13 @@ impl Actor {
     fn on_doc(&mut self, ev: DocEvent) {
         match ev {
             DocEvent::Opened {
-                uri,
+                doc: id,
+                path,
                 version,
                 language_id,
                 text,
             } => {
-                let Some(path) = uri_to_path(&uri) else {
+                let Some(path) = path else {
                     return;
                 };
                 self.opened.note(&path);
@@ -579,35 +558,35 @@ impl Actor {
                 let key = self.key_for(&path);
                 if let Some(mut doc) = OpenDoc::open(lang, version, text) {
                     doc.set_parse_budget(self.parse_budget);
-                    self.open.insert(uri.clone(), OpenEntry { key, doc });
-                    self.report_open(&uri);
-                    self.symbols.touch(uri);
+                    self.open.insert(id.clone(), OpenEntry { key, doc });
+                    self.report_open(&id);
+                    self.symbols.touch(id);
                 }
             }
             DocEvent::Changed {
-                uri,
+                doc: id,
                 version,
                 edits,
                 text,
             } => {
-                if let Some(entry) = self.open.get_mut(&uri) {
+                if let Some(entry) = self.open.get_mut(&id) {
                     entry.doc.apply(version, &edits, text);
                     let job = entry.doc.parse_job();
-                    self.report_open(&uri);
+                    self.report_open(&id);
                     if let Some(job) = job {
-                        self.parser.submit(uri.clone(), job);
+                        self.parser.submit(id.clone(), job);
                     }
-                    self.symbols.touch(uri);
+                    self.symbols.touch(id);
                 }
             }
-            DocEvent::Saved { uri } => {
-                if let Some(path) = uri_to_path(&uri) {
+            DocEvent::Saved { path, .. } => {
+                if let Some(path) = path {
                     let _ = self.disk.send(watch::DiskWork::Paths(vec![path]));
                 }
             }
-            DocEvent::Closed { uri } => {
-                self.symbols.untouch(&uri);
-                if let Some(entry) = self.open.remove(&uri) {
+            DocEvent::Closed { doc: id } => {
+                self.symbols.untouch(&id);
+                if let Some(entry) = self.open.remove(&id) {
                     // The buffer's unsaved state leaves with it: back to what is on disk.
                     let path = self.path_for(&entry.key);
                     self.reload_from_disk(&entry.key, entry.doc.lang, &path);
@@ -618,18 +597,18 @@ impl Actor {
 
     /// A background parse finished: catch the document up (a closed or since re-parsed
     /// document drops it), and parse again in the background if that ran out of budget.
-    fn on_parsed(&mut self, uri: Uri, done: Parsed) {
-        let Some(entry) = self.open.get_mut(&uri) else {
+    fn on_parsed(&mut self, id: DocId, done: Parsed) {
+        let Some(entry) = self.open.get_mut(&id) else {
             return;
         };
         if entry.doc.install(done).is_none() {
             return;
         }
         if let Some(job) = entry.doc.parse_job() {
-            self.parser.submit(uri.clone(), job);
+            self.parser.submit(id.clone(), job);
         }
-        self.report_open(&uri);
-        self.symbols.touch(uri);
+        self.report_open(&id);
+        self.symbols.touch(id);
     }
 
     fn reload_from_disk(&mut self, key: &str, lang: Lang, path: &Path) {
@@ -728,63 +707,48 @@ impl Actor {
                 query,
                 kind,
                 limit,
-                enc,
                 reply,
             } => {
                 let view = self.view();
                 let hits = view.table.search(&query, kind, limit);
-                let _ = reply.send(view.infos(hits, enc));
+                let _ = reply.send(view.infos(hits));
             }
-            Request::Outline { uri, enc, reply } => {
-                let outline = self.open.get(&uri).map(|e| {
+            Request::Outline { doc, reply } => {
+                let outline = self.open.get(&doc).map(|e| {
                     let path = self.path_for(&e.key);
-                    let lines = LineIndex::new(&e.doc.rope);
-                    let conv = Converter::Lines(&lines);
-                    outline(&e.doc.symbols.symbols, &path, &conv, enc)
+                    Outline {
+                        nodes: outline(&e.doc.symbols.symbols, &path, false),
+                        text: e.doc.rope.clone(),
+                    }
                 });
                 let _ = reply.send(outline);
             }
-            Request::Definition {
-                uri,
-                position,
-                enc,
-                reply,
-            } => {
-                let result = self.view().definition(&uri, position, enc);
+            Request::Definition { doc, offset, reply } => {
+                let result = self.view().definition(&doc, offset);
                 let _ = reply.send(result);
             }
-            Request::SymbolAt {
-                uri,
-                position,
-                enc,
-                reply,
-            } => {
-                let _ = reply.send(self.view().symbol_at(&uri, position, enc));
+            Request::SymbolAt { doc, offset, reply } => {
+                let _ = reply.send(self.view().symbol_at(&doc, offset));
             }
             Request::Enclosing {
-                uri,
-                range,
-                enc,
+                doc,
+                start,
+                end,
                 reply,
             } => {
-                let _ = reply.send(self.view().enclosing(&uri, range, enc));
+                let _ = reply.send(self.view().enclosing(&doc, start, end));
             }
-            Request::NameAt {
-                uri,
-                position,
-                enc,
-                reply,
-            } => {
-                let _ = reply.send(self.view().name_at(&uri, position, enc));
+            Request::NameAt { doc, offset, reply } => {
+                let _ = reply.send(self.view().name_at(&doc, offset));
             }
             Request::Watch(w) => self.watchers.push(w),
             Request::InReach {
-                uri,
+                doc,
                 line,
                 limit,
                 reply,
             } => {
-                let _ = reply.send(self.view().in_reach(&uri, line, limit));
+                let _ = reply.send(self.view().in_reach(&doc, line, limit));
             }
             Request::Status { reply } => {
                 let view = self.view();
@@ -804,65 +768,53 @@ impl Actor {
 }
 
 impl View<'_> {
-    fn definition(&self, uri: &Uri, position: Position, enc: PositionEncoding) -> Vec<SymbolInfo> {
-        let Some(entry) = self.open.get(uri) else {
-            return Vec::new();
+    fn definition(&self, doc: &DocId, offset: usize) -> Found {
+        let Some(entry) = self.open.get(doc) else {
+            return Found::default();
         };
-        let byte = crate::documents::position_to_byte(&entry.doc.rope, position, enc);
-        let Some(name) = identifier_at(&entry.doc, byte) else {
-            return Vec::new();
+        let Some(name) = identifier_at(&entry.doc, offset) else {
+            return Found::default();
         };
         let hits = self.table.definitions(&name, Some(&entry.key), 16);
-        self.infos(hits, enc)
+        self.infos(hits)
     }
 
-    fn infos(&self, hits: Vec<SymbolHit>, enc: PositionEncoding) -> Vec<SymbolInfo> {
-        // Each file's text is read (or found open) and indexed once for all its hits.
-        let mut ropes: HashMap<String, Option<Rope>> = HashMap::new();
-        for h in &hits {
-            if ropes.contains_key(&h.path) {
-                continue;
-            }
-            let open = self.open.values().find(|e| e.key == h.path);
-            let rope = match open {
-                Some(e) => Some(e.doc.rope.clone()),
-                None if h.ascii || enc == PositionEncoding::Utf8 => None,
-                None => std::fs::read_to_string(self.path_for(&h.path))
-                    .ok()
-                    .map(|t| Rope::from_str(&t)),
-            };
-            ropes.insert(h.path.clone(), rope);
-        }
-        let lines: HashMap<&str, LineIndex<'_>> = ropes
+    /// The hits as symbols, with the text of every open document among them (an O(1) clone).
+    fn infos(&self, hits: Vec<SymbolHit>) -> Found {
+        let mut open_texts = HashMap::new();
+        let symbols = hits
             .iter()
-            .filter_map(|(k, r)| Some((k.as_str(), LineIndex::new(r.as_ref()?))))
-            .collect();
-        hits.iter()
             .map(|h| {
                 let path = self.path_for(&h.path);
-                match lines.get(h.path.as_str()) {
-                    Some(l) => info(&h.symbol, &path, &Converter::Lines(l), enc),
-                    None => info(&h.symbol, &path, &Converter::Bytes, enc),
+                if !open_texts.contains_key(&path)
+                    && let Some(e) = self.open.values().find(|e| e.key == h.path)
+                {
+                    open_texts.insert(path.clone(), e.doc.rope.clone());
                 }
+                info(&h.symbol, &path, h.ascii)
             })
-            .collect()
+            .collect();
+        Found {
+            symbols,
+            open_texts,
+        }
     }
 }
 
 /// One thread, started on first use, that runs the open documents' parse jobs in order
 /// (each document has at most one in flight) and sends each result to the actor.
 struct BackgroundParser {
-    jobs: Option<std::sync::mpsc::Sender<(Uri, ParseJob)>>,
-    done: mpsc::UnboundedSender<(Uri, Parsed)>,
+    jobs: Option<std::sync::mpsc::Sender<(DocId, ParseJob)>>,
+    done: mpsc::UnboundedSender<(DocId, Parsed)>,
 }
 
 impl BackgroundParser {
-    fn new(done: mpsc::UnboundedSender<(Uri, Parsed)>) -> Self {
+    fn new(done: mpsc::UnboundedSender<(DocId, Parsed)>) -> Self {
         BackgroundParser { jobs: None, done }
     }
 
-    fn submit(&mut self, uri: Uri, job: ParseJob) {
-        let work = (uri, job);
+    fn submit(&mut self, doc: DocId, job: ParseJob) {
+        let work = (doc, job);
         let work = match &self.jobs {
             Some(tx) => match tx.send(work) {
                 Ok(()) => return,
@@ -870,14 +822,14 @@ impl BackgroundParser {
             },
             None => work,
         };
-        let (tx, rx) = std::sync::mpsc::channel::<(Uri, ParseJob)>();
+        let (tx, rx) = std::sync::mpsc::channel::<(DocId, ParseJob)>();
         let done = self.done.clone();
         let spawned = std::thread::Builder::new()
             .name("mira-parse".into())
             .spawn(move || {
                 super::priority::background();
-                for (uri, job) in rx {
-                    if done.send((uri, job.run())).is_err() {
+                for (doc, job) in rx {
+                    if done.send((doc, job.run())).is_err() {
                         break;
                     }
                 }
@@ -915,46 +867,23 @@ fn identifier_at(doc: &OpenDoc, byte: usize) -> Option<String> {
     std::str::from_utf8(&text[s..e]).ok().map(str::to_string)
 }
 
-enum Converter<'a> {
-    Lines(&'a LineIndex<'a>),
-    /// Byte columns are the answer (ASCII text, or a UTF-8 client).
-    Bytes,
-}
-
-impl Converter<'_> {
-    fn range(&self, span: &Span, enc: PositionEncoding) -> Range {
-        let pos = |byte: u32, row: u32, col: u32| match self {
-            Converter::Lines(lines) => lines.position(byte as usize, enc),
-            Converter::Bytes => Position::new(row, col),
-        };
-        Range::new(
-            pos(span.start_byte, span.start.row, span.start.col),
-            pos(span.end_byte, span.end.row, span.end.col),
-        )
-    }
-}
-
-fn info(s: &Symbol, path: &Path, conv: &Converter<'_>, enc: PositionEncoding) -> SymbolInfo {
+fn info(s: &Symbol, path: &Path, ascii: bool) -> SymbolInfo {
     SymbolInfo {
         name: s.name.clone(),
         kind: s.kind,
         container: s.container.clone(),
         path: path.to_path_buf(),
-        range: conv.range(&s.range, enc),
-        selection: conv.range(&s.selection, enc),
+        range: s.range,
+        selection: s.selection,
         signature: s.signature.clone(),
         doc: s.doc.clone(),
         declaration: s.declaration,
+        ascii,
     }
 }
 
 /// Builds the tree from parent indices (parents precede children).
-fn outline(
-    symbols: &[Symbol],
-    path: &Path,
-    conv: &Converter<'_>,
-    enc: PositionEncoding,
-) -> Vec<OutlineNode> {
+fn outline(symbols: &[Symbol], path: &Path, ascii: bool) -> Vec<OutlineNode> {
     let mut children: Vec<Vec<usize>> = vec![Vec::new(); symbols.len()];
     let mut roots = Vec::new();
     for (i, s) in symbols.iter().enumerate() {
@@ -968,19 +897,18 @@ fn outline(
         symbols: &[Symbol],
         children: &[Vec<usize>],
         path: &Path,
-        conv: &Converter<'_>,
-        enc: PositionEncoding,
+        ascii: bool,
     ) -> OutlineNode {
         OutlineNode {
-            symbol: info(&symbols[i], path, conv, enc),
+            symbol: info(&symbols[i], path, ascii),
             children: children[i]
                 .iter()
-                .map(|&c| build(c, symbols, children, path, conv, enc))
+                .map(|&c| build(c, symbols, children, path, ascii))
                 .collect(),
         }
     }
     roots
         .into_iter()
-        .map(|i| build(i, symbols, &children, path, conv, enc))
+        .map(|i| build(i, symbols, &children, path, ascii))
         .collect()
 }

@@ -149,6 +149,17 @@ pub struct ApiKeys {
     pub deepseek: Option<SecretString>,
 }
 
+impl ApiKeys {
+    /// Every configured key: what redaction removes verbatim from all Mira sends or shows.
+    pub fn secrets(&self) -> Vec<SecretString> {
+        [&self.openai, &self.anthropic, &self.deepseek]
+            .into_iter()
+            .flatten()
+            .cloned()
+            .collect()
+    }
+}
+
 impl fmt::Debug for ApiKeys {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let s = |k: &Option<SecretString>| if k.is_some() { "set" } else { "unset" };

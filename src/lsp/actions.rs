@@ -15,8 +15,8 @@ use serde::{Deserialize, Serialize};
 use tower_lsp_server::jsonrpc::{Error, Result};
 use tower_lsp_server::ls_types::*;
 
+use super::from_proto;
 use super::state::{Focus, ServerState};
-use crate::documents::uri_to_path;
 
 /// What an action does, with exactly the arguments its command needs.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -142,8 +142,12 @@ pub async fn code_action(
         range,
     });
     let mut actions: Vec<(String, ActionData)> = Vec::new();
+    // Converted (and the documents' lock let go) before the index is asked.
+    let start =
+        from_proto::offset_on_a_line(&state.documents(), state.encoding(), &uri, range.start);
     if let Some(index) = state.index.handle()
-        && let Ok(Some(name)) = index.name_at(&uri, range.start, state.encoding()).await
+        && let Some(offset) = start
+        && let Ok(Some(name)) = index.name_at(&from_proto::doc(&uri), offset).await
     {
         actions.push((
             format!("Ask Mira about `{name}`"),
@@ -186,7 +190,7 @@ pub async fn code_action(
             },
         ));
     }
-    if let Some(path) = uri_to_path(&uri) {
+    if let Some(path) = from_proto::path(&uri) {
         for id in state.editor.pending_proposals_for(&path) {
             actions.push((
                 format!("Apply Mira proposal #{id}"),

@@ -3,7 +3,7 @@
 
 use super::features::ClientFeatures;
 use crate::documents::PositionEncoding;
-use crate::surface::commands::COMMANDS;
+use crate::lsp::ext::COMMANDS;
 use tower_lsp_server::ls_types::*;
 
 pub fn server_capabilities(

@@ -3,8 +3,8 @@
 
 use super::state::ServerState;
 use crate::llm::{ProviderSettings, server_report};
-use crate::surface::commands::{self, Command};
-use crate::surface::status::{self, IndexSummary, Status};
+use crate::lsp::ext::{self as commands, Command};
+use crate::lsp::status::{IndexSummary, Status};
 use serde::Serialize;
 use std::sync::Arc;
 use tower_lsp_server::jsonrpc::{Error, Result};
@@ -59,7 +59,7 @@ async fn status(state: &Arc<ServerState>) -> Result<Option<LSPAny>> {
     let (schema_version, attached) = match &session.store {
         Ok(store) => {
             let store = store.clone();
-            tokio::task::spawn_blocking(move || status::store_facts(&store))
+            tokio::task::spawn_blocking(move || crate::session::store_facts(&store))
                 .await
                 .unwrap_or((None, 0))
         }

@@ -7,19 +7,11 @@
 //! completion future, which is fine for a request (requests run concurrently, and
 //! `$/cancelRequest` drops the future, closing the provider's stream).
 
-use super::server::Backend;
-use super::state::ServerState;
+use super::state::{CompleteSlot, ServerState};
 use crate::complete::{Completer, NoSuggestion, Place, Sources, Trigger, Window};
-use crate::documents::position_to_char;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use tower_lsp_server::jsonrpc::Result;
 use tower_lsp_server::ls_types::*;
-
-/// The completer, built once at `initialize` (or never, when no provider is configured).
-#[derive(Default)]
-pub struct CompleteSlot {
-    completer: Mutex<Option<Arc<Completer>>>,
-}
 
 impl CompleteSlot {
     fn get(&self) -> Option<Arc<Completer>> {
@@ -65,10 +57,10 @@ fn place(state: &ServerState, at: &TextDocumentPositionParams, trigger: Trigger)
     let c = state.complete.get()?;
     let docs = state.documents();
     let doc = docs.get(&at.text_document.uri)?;
-    let char_idx = position_to_char(doc.rope(), at.position, state.encoding());
+    let char_idx = super::from_proto::char_index(doc.rope(), at.position, state.encoding());
     let budgets = c.budgets();
     Some(Place {
-        uri: at.text_document.uri.clone(),
+        doc: super::from_proto::doc(&at.text_document.uri),
         language_id: doc.language_id().to_string(),
         window: Window::around(doc.rope(), char_idx, budgets.prefix, budgets.suffix),
         trigger,
@@ -91,36 +83,34 @@ async fn suggest(state: &ServerState, place: Place) -> Option<String> {
     }
 }
 
-impl Backend {
-    /// `textDocument/inlineCompletion` → `InlineCompletionList` (empty when superseded).
-    pub async fn inline_completion(
-        &self,
-        params: InlineCompletionParams,
-    ) -> Result<Option<InlineCompletionResponse>> {
-        let at = &params.text_document_position;
-        let trigger = if params.context.trigger_kind == InlineCompletionTriggerKind::INVOKED {
-            Trigger::Invoked
-        } else {
-            Trigger::Automatic
-        };
-        let Some(place) = place(&self.state, at, trigger) else {
-            return Ok(None);
-        };
-        let items = match suggest(&self.state, place).await {
-            Some(text) => vec![InlineCompletionItem {
-                insert_text: text,
-                filter_text: None,
-                range: Some(Range::new(at.position, at.position)),
-                command: None,
-                // Not in LSP 3.18's InlineCompletionItem (the text is always plain).
-                insert_text_format: None,
-            }],
-            None => Vec::new(),
-        };
-        Ok(Some(InlineCompletionResponse::List(InlineCompletionList {
-            items,
-        })))
-    }
+/// `textDocument/inlineCompletion` → `InlineCompletionList` (empty when superseded).
+pub async fn inline_completion(
+    state: &ServerState,
+    params: InlineCompletionParams,
+) -> Result<Option<InlineCompletionResponse>> {
+    let at = &params.text_document_position;
+    let trigger = if params.context.trigger_kind == InlineCompletionTriggerKind::INVOKED {
+        Trigger::Invoked
+    } else {
+        Trigger::Automatic
+    };
+    let Some(place) = place(state, at, trigger) else {
+        return Ok(None);
+    };
+    let items = match suggest(state, place).await {
+        Some(text) => vec![InlineCompletionItem {
+            insert_text: text,
+            filter_text: None,
+            range: Some(Range::new(at.position, at.position)),
+            command: None,
+            // Not in LSP 3.18's InlineCompletionItem (the text is always plain).
+            insert_text_format: None,
+        }],
+        None => Vec::new(),
+    };
+    Ok(Some(InlineCompletionResponse::List(InlineCompletionList {
+        items,
+    })))
 }
 
 /// `textDocument/completion` (only advertised with `completion.popup`): one item whose

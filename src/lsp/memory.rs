@@ -9,63 +9,30 @@ use tower_lsp_server::jsonrpc::{Error, Result};
 use tower_lsp_server::ls_types::{LSPAny, MessageType, Range, Uri};
 
 use super::state::ServerState;
-use crate::embed::{EmbedError, Embedder};
+use crate::lsp::ext::{ForgetArgs, RecallArgs, RememberArgs, ScopeArg};
 use crate::memory::anchors::AnchorState;
 use crate::memory::{
     ListFilter, Memory, MemoryError, MemoryKind, MemoryService, Outcome, ProjectRef,
     RememberRequest, Status,
 };
-use crate::surface::commands::{ForgetArgs, RecallArgs, RememberArgs, ScopeArg};
 
-/// Builds the memory service once the session (store + config) exists, and turns embeddings
-/// on when configured. A local model loads on a blocking thread after `initialize` has
-/// answered (loading takes ~100 ms); recall uses BM25 until it is ready. Returns a warning for
-/// the user when the embedder settings are unusable (recall then stays on full-text search).
+/// Builds the memory service once the session (store + config) exists, with the embedder
+/// policy of `session::memory`. Returns a warning for the user when the embedder settings are
+/// unusable (recall then stays on full-text search); a model that fails to load later says so.
 pub fn start(state: &Arc<ServerState>) -> Option<String> {
     let session = state.session()?;
     let store = session.store.as_ref().ok()?;
-    let loaded = state.config();
-    let memory = &loaded.config.memory;
-    let service = MemoryService::new(store.clone(), None, memory.recall_weights());
-    state.set_memory(service.clone());
-    let warn =
-        |e: EmbedError| format!("Mira: embeddings are off, recall uses full-text search: {e}");
-    if let Err(e) = Embedder::check_config(&memory.embedder) {
-        return Some(warn(e));
-    }
-    let cfg = memory.embedder.clone();
-    let openai_key = loaded.keys.openai.clone();
-    if !Embedder::loads_a_model(&cfg) {
-        return match Embedder::from_config(&cfg, openai_key.as_ref()) {
-            Ok(Some(e)) => {
-                service.set_embedder(e);
-                service.spawn_embedding_worker();
-                None
+    let started = crate::session::memory::start(store.clone(), &state.config());
+    state.set_memory(started.service);
+    if let Some(loading) = started.loading {
+        let state = state.clone();
+        tokio::spawn(async move {
+            if let Ok(Some(warning)) = loading.await {
+                state.show(MessageType::WARNING, warning);
             }
-            Ok(None) => None,
-            Err(e) => Some(warn(e)),
-        };
+        });
     }
-    let state = state.clone();
-    tokio::spawn(async move {
-        let loaded =
-            tokio::task::spawn_blocking(move || Embedder::from_config(&cfg, openai_key.as_ref()))
-                .await;
-        match loaded {
-            Ok(Ok(Some(e))) => {
-                tracing::info!(model = %e.model_id(), "embedder ready");
-                service.set_embedder(e);
-                service.spawn_embedding_worker();
-            }
-            Ok(Ok(None)) => {}
-            Ok(Err(e)) => state.show(MessageType::WARNING, warn(e)),
-            Err(e) => state.show(
-                MessageType::WARNING,
-                format!("Mira: loading the embedder failed: {e}"),
-            ),
-        }
-    });
-    None
+    started.warning
 }
 
 fn service(state: &ServerState) -> Result<MemoryService> {
@@ -211,14 +178,7 @@ async fn with_anchors(state: &ServerState, mut items: Vec<MemoryItem>) -> Vec<Me
         return items;
     };
     let ids: Vec<i64> = items.iter().map(|m| m.memory.id).collect();
-    let found = tokio::task::spawn_blocking(move || {
-        store.read(|c| {
-            crate::memory::anchors::of_memories(c, &ids)
-                .map_err(|e| rusqlite::Error::ToSqlConversionFailure(Box::new(e)))
-        })
-    })
-    .await;
-    if let Ok(Ok(mut map)) = found {
+    if let Some(mut map) = crate::session::anchors::of_memories(store, ids).await {
         for item in &mut items {
             item.anchors = map.remove(&item.memory.id).unwrap_or_default();
         }

@@ -7,11 +7,16 @@ mod chat;
 mod commands;
 mod complete;
 mod editor;
+pub mod ext;
 mod features;
+mod from_proto;
 mod memory;
 mod server;
 mod state;
+mod status;
 mod symbols;
+mod to_proto;
+mod transcript;
 pub mod transport;
 mod unwind;
 

@@ -5,11 +5,11 @@
 //! interleave them (tower-lsp#284).
 
 use super::capabilities;
+use super::from_proto;
 use super::state::{ServerState, Session};
 use crate::config::{self, ConfigInputs, Loaded};
-use crate::documents::{PositionEncoding, VersionCheck, uri_to_path};
-use crate::project;
-use crate::store::{Store, projects, sessions};
+use crate::documents::{PositionEncoding, VersionCheck};
+use crate::session::{EditorOpen, EditorWorkspace};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 use tower_lsp_server::jsonrpc::{Error, Result};
@@ -149,6 +149,30 @@ impl Backend {
     ) -> Result<super::memory::TasksResult> {
         super::memory::tasks(&self.state, params).await
     }
+
+    /// `mira/history {limit, before?}` → the newest turns, oldest first.
+    pub async fn history(
+        &self,
+        params: super::chat::HistoryParams,
+    ) -> Result<Vec<crate::agent::conversation::TurnView>> {
+        super::chat::history(&self.state, params).await
+    }
+
+    /// `mira/context {uri?, position?, range?, question?}`: what Mira would send the model.
+    pub async fn context(
+        &self,
+        params: super::chat::ContextParams,
+    ) -> Result<super::chat::ContextReport> {
+        super::chat::context(&self.state, params).await
+    }
+
+    /// `textDocument/inlineCompletion` → `InlineCompletionList` (empty when superseded).
+    pub async fn inline_completion(
+        &self,
+        params: InlineCompletionParams,
+    ) -> Result<Option<InlineCompletionResponse>> {
+        super::complete::inline_completion(&self.state, params).await
+    }
 }
 
 impl LanguageServer for Backend {
@@ -165,8 +189,8 @@ impl LanguageServer for Backend {
         #[allow(deprecated)]
         let root = folders
             .first()
-            .and_then(|f| uri_to_path(&f.uri))
-            .or_else(|| params.root_uri.as_ref().and_then(uri_to_path))
+            .and_then(|f| from_proto::path(&f.uri))
+            .or_else(|| params.root_uri.as_ref().and_then(from_proto::path))
             .unwrap_or_else(|| self.state.options.cwd.clone());
         let editor = params
             .initialization_options
@@ -175,37 +199,25 @@ impl LanguageServer for Backend {
             .cloned();
         *self.state.folders() = folders;
 
-        let env = self.state.options.env.clone();
-        let name = client_name.clone();
+        let open = EditorOpen {
+            root,
+            env: self.state.options.env.clone(),
+            editor,
+            client: client_name.clone(),
+        };
         // Project detection, config files and SQLite are blocking work: off the runtime.
-        let (project, loaded, store, session_row) = tokio::task::spawn_blocking(move || {
-            let project = project::detect(&root);
-            let loaded = config::load(&ConfigInputs {
-                env: env.clone(),
-                user_file: None,
-                project_root: Some(project.root.clone()),
-                editor,
-            });
-            let db = match &loaded {
-                Ok(l) => l.database_path(),
-                Err(_) => Loaded::defaults(&env).database_path(),
-            };
-            let store = Store::open(&db).map_err(|e| e.to_string());
-            let session_row = store.as_ref().ok().and_then(|s| {
-                s.write(|tx| {
-                    let pid = projects::ensure(tx, &project.root, &project.name)?;
-                    sessions::start(tx, sessions::SessionKind::Lsp, name.as_deref(), Some(pid))
-                })
-                .ok()
-            });
-            (project, loaded, store, session_row)
-        })
-        .await
-        .map_err(|e| Error {
-            code: tower_lsp_server::jsonrpc::ErrorCode::InternalError,
-            message: format!("initialization failed: {e}").into(),
-            data: None,
-        })?;
+        let EditorWorkspace {
+            project,
+            loaded,
+            store,
+            session_row,
+        } = tokio::task::spawn_blocking(move || EditorWorkspace::open(open))
+            .await
+            .map_err(|e| Error {
+                code: tower_lsp_server::jsonrpc::ErrorCode::InternalError,
+                message: format!("initialization failed: {e}").into(),
+                data: None,
+            })?;
 
         self.report_config(&loaded);
         if let Err(e) = &store {
@@ -311,9 +323,8 @@ impl LanguageServer for Backend {
     }
 
     async fn did_save(&self, params: DidSaveTextDocumentParams) {
-        self.state.publish(crate::documents::DocEvent::Saved {
-            uri: params.text_document.uri,
-        });
+        self.state
+            .publish(crate::documents::DocEvent::saved(&params.text_document.uri));
     }
 
     async fn did_close(&self, params: DidCloseTextDocumentParams) {
@@ -412,6 +423,6 @@ async fn end_session(state: &ServerState) {
     };
     if let (Ok(store), Some(id)) = (&session.store, session.session_row) {
         let store = store.clone();
-        let _ = tokio::task::spawn_blocking(move || store.write(|tx| sessions::end(tx, id))).await;
+        let _ = tokio::task::spawn_blocking(move || EditorWorkspace::end(&store, id)).await;
     }
 }

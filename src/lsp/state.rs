@@ -1,17 +1,24 @@
 //! State shared by every handler. Locks here are std mutexes held only for in-memory work,
 //! never across an `.await`.
 
+use crate::agent::TurnEvent;
+use crate::complete::Completer;
 use crate::config::{self, ConfigInputs, Env, Loaded};
 use crate::documents::{DocEvent, Documents, PositionEncoding};
+use crate::index::{IndexHandle, IndexProgress};
 use crate::memory::MemoryService;
 use crate::project::Project;
+use crate::session::Turns;
+use crate::session::anchors::Anchors;
 use crate::store::Store;
+use std::collections::HashSet;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, RwLock};
-use tokio::sync::mpsc::UnboundedSender;
+use std::time::Instant;
+use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
 use tower_lsp_server::Client;
-use tower_lsp_server::ls_types::{ClientCapabilities, MessageType, WorkspaceFolder};
+use tower_lsp_server::ls_types::{ClientCapabilities, MessageType, Uri, WorkspaceFolder};
 
 /// How the server is started: the environment it reads config from, and where it runs.
 #[derive(Clone, Debug)]
@@ -51,11 +58,58 @@ pub struct Session {
     pub session_row: Option<i64>,
 }
 
+/// Chat state of one server: the turns (`session::Turns`: the agent, rebuilt when the
+/// configuration changes, and the running turns by id) and the writer task (`lsp/chat`).
+#[derive(Default)]
+pub struct Chat {
+    pub(super) turns: Arc<Turns>,
+    pub(super) writer: OnceLock<UnboundedSender<ChatOut>>,
+}
+
+/// What the chat's writer task is told, in order (`lsp/chat/writer.rs`).
+pub(super) enum ChatOut {
+    Event {
+        turn: String,
+        event: TurnEvent,
+    },
+    /// Text for the transcript outside the model's stream (a proposal's diff).
+    Note {
+        text: String,
+    },
+    Open,
+}
+
+/// The index's place in the server state (`lsp/symbols.rs` starts it).
+#[derive(Default)]
+pub struct IndexSlot {
+    pub(super) handle: OnceLock<IndexHandle>,
+    pub(super) progress: Mutex<Option<UnboundedReceiver<IndexProgress>>>,
+}
+
+/// The completer, built once at `initialize` (or never, when no provider is configured;
+/// `lsp/complete.rs`).
+#[derive(Default)]
+pub struct CompleteSlot {
+    pub(super) completer: Mutex<Option<Arc<Completer>>>,
+}
+
+/// Editor-side bookkeeping for the actions (`lsp/editor.rs`).
+#[derive(Default)]
+pub struct EditorState {
+    /// Memories anchored to symbols, watched through the index.
+    pub anchors: Anchors,
+    pub(super) pending_anchor: Mutex<Option<(Focus, Instant)>>,
+    pub(super) proposals: Mutex<Vec<(i64, PathBuf)>>,
+    /// Documents whose edits could not be read or applied: Mira's text drifted from the
+    /// editor's, so their changes are ignored until the editor opens them again.
+    pub(super) out_of_sync: Mutex<HashSet<Uri>>,
+}
+
 pub struct ServerState {
     pub client: Client,
     pub options: ServeOptions,
     /// Running turns, the agent and the transcript writer (lsp/chat.rs).
-    pub chat: super::chat::Chat,
+    pub chat: Chat,
     documents: Mutex<Documents>,
     session: OnceLock<Session>,
     config: RwLock<Arc<Loaded>>,
@@ -65,13 +119,13 @@ pub struct ServerState {
     /// Where the user last was, as far as Mira can tell (hover, code actions): typed commands
     /// without a location (Helix's `:lsp-workspace-command mira.ask …`) act there.
     last_focus: Mutex<Option<Focus>>,
-    pub index: super::symbols::IndexSlot,
+    pub index: IndexSlot,
     /// Anchored-memory bookkeeping and pending proposals for code actions.
-    pub editor: super::editor::EditorState,
+    pub editor: EditorState,
     /// Set once the store is open (see `lsp::memory::start`).
     memory: OnceLock<MemoryService>,
     /// Inline completion (`lsp::complete`), when a provider is configured.
-    pub complete: super::complete::CompleteSlot,
+    pub complete: CompleteSlot,
 }
 
 impl ServerState {

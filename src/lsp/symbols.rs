@@ -1,23 +1,17 @@
 //! Symbol requests (documentSymbol, workspace/symbol, definition, hover) and index
 //! progress. Conversions only: the index answers, this file speaks LSP.
 
-use super::state::ServerState;
-use crate::documents::path_to_uri;
+use super::state::{IndexSlot, ServerState};
+use super::{from_proto, to_proto};
+use crate::documents::{LineIndex, PositionEncoding};
 use crate::index::crawl::{CrawlProgress, CrawlStage};
 use crate::index::{IndexHandle, IndexOptions, IndexProgress, OutlineNode, SymbolInfo};
-use std::sync::{Mutex, OnceLock};
+use crate::session::code::CodeEmbedding;
 use tokio::sync::mpsc;
 use tower_lsp_server::jsonrpc::{Error, Result};
 use tower_lsp_server::ls_types::notification::Progress;
 use tower_lsp_server::ls_types::request::WorkDoneProgressCreate;
 use tower_lsp_server::ls_types::*;
-
-/// The index's place in the server state.
-#[derive(Default)]
-pub struct IndexSlot {
-    handle: OnceLock<IndexHandle>,
-    progress: Mutex<Option<mpsc::UnboundedReceiver<IndexProgress>>>,
-}
 
 impl IndexSlot {
     pub fn handle(&self) -> Option<&IndexHandle> {
@@ -65,10 +59,7 @@ pub fn folders_changed(
     let Some(handle) = state.index.handle() else {
         return;
     };
-    for path in removed
-        .iter()
-        .filter_map(|f| crate::documents::uri_to_path(&f.uri))
-    {
+    for path in removed.iter().filter_map(|f| from_proto::path(&f.uri)) {
         if handle.remove_folder(&path) {
             state.log(
                 MessageType::INFO,
@@ -76,10 +67,7 @@ pub fn folders_changed(
             );
         }
     }
-    for path in added
-        .iter()
-        .filter_map(|f| crate::documents::uri_to_path(&f.uri))
-    {
+    for path in added.iter().filter_map(|f| from_proto::path(&f.uri)) {
         use crate::index::service::FolderError;
         match handle.add_folder(&path) {
             Ok(()) => state.log(
@@ -136,7 +124,13 @@ pub fn report_progress(state: &ServerState) {
     // Holds the client, not the state: the task must not keep the server (and, through its
     // document channel, the index threads) alive after the session ends.
     let client = state.client.clone();
-    let embed_code = CodeEmbedding::new(state);
+    let embed_code = CodeEmbedding::new(
+        state.memory().cloned(),
+        state
+            .session()
+            .map(|s| s.project.root.clone())
+            .unwrap_or_default(),
+    );
     tokio::spawn(async move {
         let mut round = 0u32;
         let mut token: Option<NumberOrString> = None;
@@ -241,38 +235,41 @@ fn to_lsp_kind(k: crate::index::SymbolKind) -> SymbolKind {
     serde_json::from_value(serde_json::Value::from(k.lsp_number())).unwrap_or(SymbolKind::FUNCTION)
 }
 
-fn location(info: &SymbolInfo) -> Option<Location> {
-    Some(Location::new(path_to_uri(&info.path)?, info.selection))
-}
-
+/// An outline as flat `SymbolInformation`s; every span is an offset into `lines`' text.
 #[allow(deprecated)]
-fn flat(nodes: &[OutlineNode], out: &mut Vec<SymbolInformation>) {
+fn flat(
+    nodes: &[OutlineNode],
+    lines: &LineIndex,
+    enc: PositionEncoding,
+    out: &mut Vec<SymbolInformation>,
+) {
     for n in nodes {
-        if let Some(uri) = path_to_uri(&n.symbol.path) {
+        if let Some(uri) = to_proto::uri(&n.symbol.path) {
             out.push(SymbolInformation {
                 name: n.symbol.name.clone(),
                 kind: to_lsp_kind(n.symbol.kind),
                 tags: None,
                 deprecated: None,
-                location: Location::new(uri, n.symbol.range),
+                location: Location::new(uri, to_proto::range(lines, &n.symbol.range, enc)),
                 container_name: n.symbol.container.clone(),
             });
         }
-        flat(&n.children, out);
+        flat(&n.children, lines, enc, out);
     }
 }
 
 #[allow(deprecated)]
-fn nested(n: &OutlineNode) -> DocumentSymbol {
+fn nested(n: &OutlineNode, lines: &LineIndex, enc: PositionEncoding) -> DocumentSymbol {
     DocumentSymbol {
         name: n.symbol.name.clone(),
         detail: (!n.symbol.signature.is_empty()).then(|| n.symbol.signature.clone()),
         kind: to_lsp_kind(n.symbol.kind),
         tags: None,
         deprecated: None,
-        range: n.symbol.range,
-        selection_range: n.symbol.selection,
-        children: (!n.children.is_empty()).then(|| n.children.iter().map(nested).collect()),
+        range: to_proto::range(lines, &n.symbol.range, enc),
+        selection_range: to_proto::range(lines, &n.symbol.selection, enc),
+        children: (!n.children.is_empty())
+            .then(|| n.children.iter().map(|c| nested(c, lines, enc)).collect()),
     }
 }
 
@@ -283,18 +280,26 @@ pub async fn document_symbol(
     let hierarchical = state
         .session()
         .is_some_and(|s| s.features.hierarchical_symbols);
+    let enc = state.encoding();
     let outline = index(state)?
-        .outline(&params.text_document.uri, state.encoding())
+        .outline(&from_proto::doc(&params.text_document.uri))
         .await
         .map_err(gone)?;
     let Some(outline) = outline else {
         return Ok(None);
     };
+    let lines = LineIndex::new(&outline.text);
     Ok(Some(if hierarchical {
-        DocumentSymbolResponse::Nested(outline.iter().map(nested).collect())
+        DocumentSymbolResponse::Nested(
+            outline
+                .nodes
+                .iter()
+                .map(|n| nested(n, &lines, enc))
+                .collect(),
+        )
     } else {
         let mut out = Vec::new();
-        flat(&outline, &mut out);
+        flat(&outline.nodes, &lines, enc, &mut out);
         DocumentSymbolResponse::Flat(out)
     }))
 }
@@ -305,11 +310,13 @@ pub async fn workspace_symbol(
     params: WorkspaceSymbolParams,
 ) -> Result<Option<WorkspaceSymbolResponse>> {
     let limit = state.config().config.index.workspace_symbol_limit;
-    let hits = index(state)?
-        .workspace_symbols(&params.query, None, limit, state.encoding())
+    let found = index(state)?
+        .workspace_symbols(&params.query, None, limit)
         .await
         .map_err(gone)?;
-    let out = hits
+    let lines = to_proto::Lines::of(&found, state.encoding()).await;
+    let out = found
+        .symbols
         .iter()
         .filter_map(|h| {
             Some(SymbolInformation {
@@ -317,7 +324,7 @@ pub async fn workspace_symbol(
                 kind: to_lsp_kind(h.kind),
                 tags: None,
                 deprecated: None,
-                location: location(h)?,
+                location: lines.location(h)?,
                 // Clients show this next to the name: where it lives, and in which file.
                 container_name: Some(match &h.container {
                     Some(c) => format!("{c} · {}", file_label(h)),
@@ -341,11 +348,22 @@ pub async fn goto_definition(
     params: GotoDefinitionParams,
 ) -> Result<Option<GotoDefinitionResponse>> {
     let p = params.text_document_position_params;
-    let hits = index(state)?
-        .definition(&p.text_document.uri, p.position, state.encoding())
+    let uri = &p.text_document.uri;
+    let index = index(state)?;
+    let Some(offset) = from_proto::offset(&state.documents(), state.encoding(), uri, p.position)
+    else {
+        return Ok(None);
+    };
+    let found = index
+        .definition(&from_proto::doc(uri), offset)
         .await
         .map_err(gone)?;
-    let locations: Vec<Location> = hits.iter().filter_map(location).collect();
+    let lines = to_proto::Lines::of(&found, state.encoding()).await;
+    let locations: Vec<Location> = found
+        .symbols
+        .iter()
+        .filter_map(|s| lines.location(s))
+        .collect();
     Ok(match locations.len() {
         0 => None,
         1 => locations
@@ -362,31 +380,24 @@ pub async fn hover(state: &ServerState, params: HoverParams) -> Result<Option<Ho
         uri: p.text_document.uri.clone(),
         range: Range::new(p.position, p.position),
     });
-    let hit = index(state)?
-        .hover(&p.text_document.uri, p.position, state.encoding())
+    let index = index(state)?;
+    let Some(offset) = from_proto::offset(
+        &state.documents(),
+        state.encoding(),
+        &p.text_document.uri,
+        p.position,
+    ) else {
+        return Ok(None);
+    };
+    let hit = index
+        .hover(&from_proto::doc(&p.text_document.uri), offset)
         .await
         .map_err(gone)?;
     let Some(h) = hit else {
         return Ok(None);
     };
-    let lang = crate::index::Lang::for_path(&h.path).map_or("", |l| l.name());
-    let mut text = format!("```{lang}\n{}\n```", h.signature);
-    if let Some(doc) = &h.doc {
-        text.push_str("\n\n");
-        text.push_str(doc);
-    }
-    let place = match &h.container {
-        Some(c) => format!("{} {c} · {}", h.kind, file_label(&h)),
-        None => format!("{} · {}", h.kind, file_label(&h)),
-    };
-    text.push_str(&format!("\n\n*{place}*"));
-    if let Some(root) = state.session().map(|s| s.project.root.clone()) {
-        let (key, qualified) = super::editor::symbol_key(&root, &h);
-        let memories = super::editor::anchored_memories(state, key, qualified).await;
-        if let Some(note) = super::editor::hover_note(&memories) {
-            text.push_str(&note);
-        }
-    }
+    let root = state.session().map(|s| s.project.root.clone());
+    let text = crate::session::hover::markdown(&h, root.as_deref(), &state.editor.anchors).await;
     Ok(Some(Hover {
         contents: HoverContents::Markup(MarkupContent {
             kind: MarkupKind::Markdown,
@@ -394,76 +405,6 @@ pub async fn hover(state: &ServerState, params: HoverParams) -> Result<Option<Ho
         }),
         range: None,
     }))
-}
-
-/// After a crawl, with an embedder on, the chunks without a vector are embedded in the
-/// background (one run at a time), so code search also ranks by meaning.
-struct CodeEmbedding {
-    memory: Option<crate::memory::MemoryService>,
-    root: std::path::PathBuf,
-    running: std::sync::Arc<std::sync::atomic::AtomicBool>,
-}
-
-impl CodeEmbedding {
-    fn new(state: &ServerState) -> CodeEmbedding {
-        CodeEmbedding {
-            memory: state.memory().cloned(),
-            root: state
-                .session()
-                .map(|s| s.project.root.clone())
-                .unwrap_or_default(),
-            running: Default::default(),
-        }
-    }
-
-    fn start(&self) {
-        use std::sync::atomic::Ordering;
-        let Some(memory) = self.memory.clone() else {
-            return;
-        };
-        if self.running.swap(true, Ordering::SeqCst) {
-            return;
-        }
-        let (root, running) = (self.root.clone(), self.running.clone());
-        tokio::spawn(async move {
-            // A local model may still be loading: it is set on the service when ready.
-            for _ in 0..60 {
-                if memory.embedder().is_some() {
-                    break;
-                }
-                tokio::time::sleep(std::time::Duration::from_secs(1)).await;
-            }
-            if let Some(embedder) = memory
-                .embedder()
-                .filter(crate::embed::Embedder::embeds_code)
-            {
-                let store = memory.store().clone();
-                let r = root.clone();
-                let pid = tokio::task::spawn_blocking(move || {
-                    store.read(|c| crate::store::projects::find(c, &r))
-                })
-                .await;
-                if let Ok(Ok(Some(pid))) = pid {
-                    match crate::index::vectors::embed_pending(
-                        memory.store(),
-                        &embedder,
-                        pid,
-                        &root,
-                        64,
-                    )
-                    .await
-                    {
-                        Ok(n) if n > 0 => tracing::info!(chunks = n, "code chunks embedded"),
-                        Ok(_) => {}
-                        Err(e) => tracing::warn!(
-                            "embedding code chunks stopped: {e}; code search uses full-text search for the rest"
-                        ),
-                    }
-                }
-            }
-            running.store(false, Ordering::SeqCst);
-        });
-    }
 }
 
 #[cfg(test)]

@@ -28,8 +28,8 @@ pub struct McpSetup {
     pub cwd: PathBuf,
     /// Context budgets (the session-start view uses the turn's).
     pub budgets: Budgets,
-    /// Configured API keys, removed verbatim from everything sent.
-    pub secrets: Vec<secrecy::SecretString>,
+    /// The rules plus the configured API keys, applied to everything sent.
+    pub redactor: crate::redact::Redactor,
 }
 
 /// Serves on stdin/stdout until the client closes stdin.

@@ -66,15 +66,14 @@ async fn first_root(peer: &Peer<RoleServer>) -> Option<PathBuf> {
             return None;
         }
     };
-    roots.iter().find_map(|r| {
-        let uri = r.uri.parse::<tower_lsp_server::ls_types::Uri>().ok()?;
-        crate::documents::uri_to_path(&uri).filter(|p| p.is_dir())
-    })
+    roots
+        .iter()
+        .find_map(|r| crate::documents::file_uri_to_path(&r.uri).filter(|p| p.is_dir()))
 }
 
 async fn resolve(store: Store, dir: PathBuf) -> ProjectInfo {
     let detected = crate::project::detect(&dir);
-    tokio::task::spawn_blocking(move || crate::surface::chat::project_info(&store, &detected))
+    tokio::task::spawn_blocking(move || crate::session::project_info(&store, &detected))
         .await
         .unwrap_or_else(|_| ProjectInfo {
             id: None,

@@ -13,7 +13,6 @@ use rmcp::model::{
 use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, tool, tool_handler, tool_router};
 use schemars::JsonSchema;
-use secrecy::ExposeSecret;
 use serde::Deserialize;
 use tokio_util::sync::CancellationToken;
 
@@ -25,7 +24,7 @@ use crate::agent::knowledge::Knowledge;
 use crate::agent::tools::{self as tools, FileGuard, ToolContext, ToolError, TypedTool};
 use crate::config::BashPolicy;
 use crate::memory::{ListFilter, MemoryKind, MemoryService, ProjectRef};
-use crate::redact::redact_with;
+use crate::redact::Redactor;
 use crate::store::Store;
 
 /// The prompt and the resource that carry the session-start view.
@@ -51,7 +50,7 @@ struct Inner {
     memory: MemoryService,
     projects: Projects,
     budgets: Budgets,
-    secrets: Vec<secrecy::SecretString>,
+    redactor: Redactor,
 }
 
 impl MiraMcp {
@@ -62,7 +61,7 @@ impl MiraMcp {
                 store: setup.store,
                 memory: setup.memory,
                 budgets: setup.budgets,
-                secrets: setup.secrets,
+                redactor: setup.redactor,
             }),
             tool_router: Self::tool_router(),
         }
@@ -70,13 +69,7 @@ impl MiraMcp {
 
     /// Everything the client sees passes here: the same redaction as every other face.
     fn redact(&self, text: &str) -> String {
-        let known: Vec<&str> = self
-            .inner
-            .secrets
-            .iter()
-            .map(|s| s.expose_secret())
-            .collect();
-        redact_with(text, &known).into_owned()
+        self.inner.redactor.redact(text).into_owned()
     }
 
     fn text(&self, text: &str) -> CallToolResult {

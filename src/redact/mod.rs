@@ -51,6 +51,40 @@ pub fn redact_with<'a>(text: &'a str, known: &[&str]) -> Cow<'a, str> {
     Cow::Owned(replace(text, spans))
 }
 
+/// The rules plus the configured API keys: what every face passes text through before it
+/// stores, sends or shows it. Built once per session from the keys it was given.
+#[derive(Clone, Default)]
+pub struct Redactor {
+    known: Vec<secrecy::SecretString>,
+}
+
+impl Redactor {
+    pub fn new(known: Vec<secrecy::SecretString>) -> Redactor {
+        Redactor { known }
+    }
+
+    /// One more key to remove verbatim.
+    pub fn add(&mut self, key: secrecy::SecretString) {
+        self.known.push(key);
+    }
+
+    /// The keys, for the redaction a type does itself (a request's own `redacted`).
+    pub fn known(&self) -> Vec<&str> {
+        use secrecy::ExposeSecret;
+        self.known.iter().map(|s| s.expose_secret()).collect()
+    }
+
+    /// [`redact_with`] the keys.
+    pub fn redact<'a>(&self, text: &'a str) -> Cow<'a, str> {
+        redact_with(text, &self.known())
+    }
+
+    /// [`redact_json`] with the keys.
+    pub fn redact_json<'a>(&self, text: &'a str) -> Cow<'a, str> {
+        redact_json(text, &self.known())
+    }
+}
+
 /// How many detection rules are in force (reported by `mira doctor`).
 pub fn rule_count() -> usize {
     RULES.len()

@@ -12,7 +12,7 @@ const FLOORS: &[(&str, u8)] = &[
     ("logging", 85),
     ("lsp", 80),
     ("mcp", 80),
-    ("surface", 70),
+    ("session", 70),
     ("agent", 60),
     ("complete", 60),
     ("index", 50),
@@ -164,6 +164,37 @@ fn modules_import_only_from_floors_below() {
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
 
+/// The adapter translates: SQL is the library's. `src/lsp` names no `rusqlite` and takes from
+/// `store` only the `Store` handle it passes on; the session layer reads and writes.
+#[test]
+fn the_lsp_adapter_does_no_sql() {
+    let mut files = Vec::new();
+    rust_files(&repo().join("src/lsp"), &mut files);
+    assert!(files.len() > 10, "is src/lsp where it was?");
+    let mut bad = Vec::new();
+    for f in &files {
+        let text = std::fs::read_to_string(f).unwrap_or_default();
+        for (i, line) in text.lines().enumerate() {
+            let code = line.split("//").next().unwrap_or("");
+            let sql = code.contains("rusqlite")
+                || code.match_indices("store::").any(|(at, _)| {
+                    let before = code[..at].chars().last();
+                    let path_start = !before.is_some_and(|c| c.is_alphanumeric() || c == '_');
+                    path_start && !code[at + "store::".len()..].starts_with("Store")
+                });
+            if sql {
+                let rel = f.strip_prefix(repo()).unwrap().display();
+                bad.push(format!("{rel}:{}: {}", i + 1, line.trim()));
+            }
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "src/lsp reaches into the store (move the SQL into the library, e.g. src/session):\n{}",
+        bad.join("\n")
+    );
+}
+
 #[test]
 fn the_scanner_sees_grouped_and_plain_imports_and_skips_comments() {
     let found = referenced(
@@ -173,6 +204,366 @@ fn the_scanner_sees_grouped_and_plain_imports_and_skips_comments() {
          use mira::lsp::serve; let y = my_mira::no;",
     );
     let want: BTreeSet<String> = ["index", "memory", "store", "agent", "lsp"]
+        .into_iter()
+        .map(String::from)
+        .collect();
+    assert_eq!(found, want);
+}
+
+/// The protocol line (ARCHITECTURE.md, "API boundary"): only the LSP adapter and
+/// `documents`, its mirror of the editor's buffers, name LSP types or LSP positions. Below
+/// them the library speaks paths, `DocId`s and byte offsets; `lsp/from_proto.rs` and
+/// `lsp/to_proto.rs` convert.
+const PROTOCOL_SIDE: &[&str] = &["lsp", "documents"];
+
+/// The crates of LSP types, and what `documents` offers the adapter alone: encodings,
+/// positions and URIs.
+const PROTOCOL_NAMES: &[&str] = &[
+    "tower_lsp_server",
+    "lsp_types",
+    "ls_types",
+    "PositionEncoding",
+    "position_to_byte",
+    "position_to_char",
+    "byte_to_position",
+    "char_to_position",
+    "uri_to_path",
+    "path_to_uri",
+    "LineIndex",
+    "apply_change",
+];
+
+/// The protocol names a source text uses in code (whole identifiers, comments skipped).
+fn protocol_names(src: &str) -> BTreeSet<&'static str> {
+    let ident = |c: char| c.is_alphanumeric() || c == '_';
+    let mut out = BTreeSet::new();
+    for line in src.lines() {
+        let code = line.trim_start();
+        if code.starts_with("//") {
+            continue;
+        }
+        for name in PROTOCOL_NAMES {
+            let whole = code.match_indices(name).any(|(i, _)| {
+                !code[..i].chars().last().is_some_and(ident)
+                    && !code[i + name.len()..].chars().next().is_some_and(ident)
+            });
+            if whole {
+                out.insert(*name);
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn no_lsp_type_below_the_adapter() {
+    let src = repo().join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let mut bad = Vec::new();
+    for f in &files {
+        let rel = f.strip_prefix(&src).unwrap();
+        let top = rel
+            .components()
+            .next()
+            .unwrap()
+            .as_os_str()
+            .to_string_lossy();
+        if PROTOCOL_SIDE.contains(&top.trim_end_matches(".rs")) {
+            continue;
+        }
+        let text = std::fs::read_to_string(f).unwrap();
+        for name in protocol_names(&text) {
+            bad.push(format!("src/{} uses `{name}`", rel.display()));
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "LSP types and positions belong to src/lsp (convert in lsp/from_proto.rs and \
+         lsp/to_proto.rs; the library takes paths, DocIds and byte offsets):\n{}",
+        bad.join("\n")
+    );
+}
+
+/// Inside the adapter, positions and URIs are converted in one place each way
+/// (`lsp/from_proto.rs`, `lsp/to_proto.rs`), never by a handler calling `documents` itself.
+#[test]
+fn the_adapter_converts_positions_and_uris_only_in_from_proto_and_to_proto() {
+    let lsp = repo().join("src/lsp");
+    let mut files = Vec::new();
+    rust_files(&lsp, &mut files);
+    let converters = [
+        "position_to_byte",
+        "position_to_char",
+        "byte_to_position",
+        "char_to_position",
+        "uri_to_path",
+        "path_to_uri",
+    ];
+    let mut bad = Vec::new();
+    for f in &files {
+        let rel = f.strip_prefix(&lsp).unwrap().display().to_string();
+        if rel == "from_proto.rs" || rel == "to_proto.rs" {
+            continue;
+        }
+        let text = std::fs::read_to_string(f).unwrap();
+        for name in protocol_names(&text) {
+            if converters.contains(&name) {
+                bad.push(format!("src/lsp/{rel} calls `{name}`"));
+            }
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "convert through lsp/from_proto.rs or lsp/to_proto.rs:\n{}",
+        bad.join("\n")
+    );
+}
+
+#[test]
+fn the_protocol_scan_sees_lsp_names_and_not_their_neighbours() {
+    let found = protocol_names(
+        "use tower_lsp_server::ls_types::Uri;\n\
+         // PositionEncoding in a comment\n\
+         let p = crate::documents::file_uri_to_path(s); let e = PositionEncoding::Utf8;",
+    );
+    assert_eq!(
+        found,
+        BTreeSet::from(["tower_lsp_server", "ls_types", "PositionEncoding"])
+    );
+}
+
+/// The first path segments a source text names after `root` (`super::`, `crate::lsp::`),
+/// plain or grouped (`super::{a, b::c}`), comments skipped.
+fn segments_after(src: &str, root: &str) -> BTreeSet<String> {
+    let ident = |c: char| c.is_alphanumeric() || c == '_';
+    let mut out = BTreeSet::new();
+    for line in src.lines() {
+        let t = line.trim_start();
+        if t.starts_with("//") {
+            continue;
+        }
+        let mut rest = t;
+        while let Some(i) = rest.find(root) {
+            let before = rest[..i].chars().last();
+            rest = &rest[i + root.len()..];
+            if before.is_some_and(|c| ident(c) || c == ':') {
+                continue;
+            }
+            if let Some(group) = rest.strip_prefix('{') {
+                let mut depth = 1;
+                let mut item = String::new();
+                let mut first = true;
+                for c in group.chars() {
+                    match c {
+                        '{' => depth += 1,
+                        '}' => depth -= 1,
+                        ',' if depth == 1 => {
+                            if first && !item.is_empty() {
+                                out.insert(std::mem::take(&mut item));
+                            }
+                            item.clear();
+                            first = true;
+                            continue;
+                        }
+                        _ => {}
+                    }
+                    if depth == 0 {
+                        break;
+                    }
+                    if depth == 1 && first {
+                        if ident(c) {
+                            item.push(c);
+                        } else if !item.is_empty() {
+                            out.insert(std::mem::take(&mut item));
+                            first = false;
+                        }
+                    }
+                }
+                if first && !item.is_empty() {
+                    out.insert(item);
+                }
+            } else {
+                let name: String = rest.chars().take_while(|c| ident(*c)).collect();
+                if !name.is_empty() {
+                    out.insert(name);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Import edges between the modules of `src/lsp` (a module is a file or folder directly in
+/// it): `from` names `to` through `super::`, `super::super::` or `crate::lsp::`.
+fn lsp_edges() -> BTreeSet<(String, String)> {
+    let lsp = repo().join("src/lsp");
+    let mut files = Vec::new();
+    rust_files(&lsp, &mut files);
+    let module_of = |f: &Path| -> String {
+        let rel = f.strip_prefix(&lsp).unwrap();
+        let first = rel.components().next().unwrap().as_os_str();
+        first.to_string_lossy().trim_end_matches(".rs").to_string()
+    };
+    let modules: BTreeSet<String> = files
+        .iter()
+        .map(|f| module_of(f))
+        .filter(|m| m != "mod")
+        .collect();
+    let mut edges = BTreeSet::new();
+    for f in &files {
+        let from = module_of(f);
+        if from == "mod" {
+            continue;
+        }
+        let depth = f.strip_prefix(&lsp).unwrap().components().count();
+        let is_mod = f.file_name().is_some_and(|n| n == "mod.rs");
+        // In `lsp/chat/host.rs`, `super::` is `chat`; `lsp` is `super::super::`.
+        let roots: &[&str] = if depth == 1 || (depth == 2 && is_mod) {
+            &["super::", "crate::lsp::"]
+        } else {
+            &["super::super::", "crate::lsp::"]
+        };
+        let text = std::fs::read_to_string(f).unwrap();
+        for root in roots {
+            for to in segments_after(&text, root) {
+                if to != from && modules.contains(&to) {
+                    edges.insert((from.clone(), to));
+                }
+            }
+        }
+    }
+    edges
+}
+
+/// The groups of modules that import each other round a cycle (Tarjan's strongly connected
+/// components with more than one module).
+fn cycles(edges: &BTreeSet<(String, String)>) -> Vec<Vec<String>> {
+    struct Walk<'a> {
+        edges: &'a BTreeSet<(String, String)>,
+        index: std::collections::BTreeMap<&'a str, (usize, usize)>,
+        stack: Vec<&'a str>,
+        out: Vec<Vec<String>>,
+    }
+    impl<'a> Walk<'a> {
+        fn visit(&mut self, v: &'a str) {
+            let i = self.index.len();
+            self.index.insert(v, (i, i));
+            self.stack.push(v);
+            let next: Vec<&'a str> = self
+                .edges
+                .iter()
+                .filter(|(a, _)| a == v)
+                .map(|(_, b)| b.as_str())
+                .collect();
+            for w in next {
+                if !self.index.contains_key(w) {
+                    self.visit(w);
+                    let low = self.index[v].1.min(self.index[w].1);
+                    self.index.get_mut(v).unwrap().1 = low;
+                } else if self.stack.contains(&w) {
+                    let low = self.index[v].1.min(self.index[w].0);
+                    self.index.get_mut(v).unwrap().1 = low;
+                }
+            }
+            if self.index[v].0 == self.index[v].1 {
+                let mut group = Vec::new();
+                while let Some(w) = self.stack.pop() {
+                    group.push(w.to_string());
+                    if w == v {
+                        break;
+                    }
+                }
+                if group.len() > 1 {
+                    group.sort();
+                    self.out.push(group);
+                }
+            }
+        }
+    }
+    let mut walk = Walk {
+        edges,
+        index: Default::default(),
+        stack: Vec::new(),
+        out: Vec::new(),
+    };
+    let nodes: BTreeSet<&str> = edges
+        .iter()
+        .flat_map(|(a, b)| [a.as_str(), b.as_str()])
+        .collect();
+    for n in nodes {
+        if !walk.index.contains_key(n) {
+            walk.visit(n);
+        }
+    }
+    walk.out
+}
+
+/// Inside the adapter, imports point one way too: `server.rs` (the `LanguageServer` impl)
+/// reaches the feature files, they reach `state.rs` and the conversions, and nothing reaches
+/// back. `ServerState` holds library services and small slots defined beside it, never a
+/// feature file's type.
+#[test]
+fn the_lsp_modules_import_each_other_without_a_cycle() {
+    let edges = lsp_edges();
+    assert!(
+        edges.len() > 20,
+        "only {} import edges inside src/lsp: does the scanner still see them?",
+        edges.len()
+    );
+    let found = cycles(&edges);
+    let on_cycles: Vec<String> = edges
+        .iter()
+        .filter(|(a, b)| found.iter().any(|g| g.contains(a) && g.contains(b)))
+        .map(|(a, b)| format!("{a} → {b}"))
+        .collect();
+    assert_eq!(
+        found.len(),
+        0,
+        "modules of src/lsp import each other round a cycle: {found:?}\n{}",
+        on_cycles.join("\n")
+    );
+}
+
+/// `Backend` is extended in one file: every other handler is a free function over the state.
+#[test]
+fn only_server_rs_implements_backend() {
+    let mut files = Vec::new();
+    rust_files(&repo().join("src/lsp"), &mut files);
+    let mut bad = Vec::new();
+    for f in &files {
+        let rel = f.strip_prefix(repo()).unwrap().display().to_string();
+        if rel == "src/lsp/server.rs" {
+            continue;
+        }
+        let text = std::fs::read_to_string(f).unwrap();
+        for (i, line) in text.lines().enumerate() {
+            let words: Vec<&str> = line.split_whitespace().collect();
+            let names_backend =
+                |w: &&str| w.trim_end_matches('{').rsplit("::").next() == Some("Backend");
+            if words.first() == Some(&"impl") && words.iter().any(names_backend) {
+                bad.push(format!("{rel}:{}: {}", i + 1, line.trim()));
+            }
+        }
+    }
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}
+
+#[test]
+fn the_cycle_finder_sees_a_cycle_and_the_segment_scanner_sees_groups() {
+    let edge = |a: &str, b: &str| (a.to_string(), b.to_string());
+    let edges = BTreeSet::from([
+        edge("server", "chat"),
+        edge("chat", "state"),
+        edge("state", "chat"),
+        edge("chat", "to_proto"),
+    ]);
+    assert_eq!(cycles(&edges), [["chat", "state"]]);
+    let found = segments_after(
+        "use super::{from_proto, state::{A, B}};\n// super::server\nlet x = super::chat::y();",
+        "super::",
+    );
+    let want: BTreeSet<String> = ["from_proto", "state", "chat"]
         .into_iter()
         .map(String::from)
         .collect();
@@ -260,10 +651,10 @@ fn fnv1a(text: &str) -> String {
 }
 
 /// The command types: names, argument structs and the command enum — everything in
-/// `src/surface/commands.rs` above its error type — with blank lines and indentation
+/// `src/lsp/ext.rs` above its error type — with blank lines and indentation
 /// ignored, so that only a change of meaning asks for the contract to change.
 fn command_types_digest() -> String {
-    let src = read("src/surface/commands.rs");
+    let src = read("src/lsp/ext.rs");
     let types = src
         .split("pub enum CommandError")
         .next()
@@ -283,10 +674,10 @@ fn the_lsp_contract_changes_when_the_command_types_do() {
     let marker = format!("<!-- command types digest: {digest} -->");
     assert!(
         contract.contains(&marker),
-        "the command types in src/surface/commands.rs changed: update docs/lsp-contract.md \
+        "the command types in src/lsp/ext.rs changed: update docs/lsp-contract.md \
          to match, then set its digest line to `{marker}`"
     );
-    for name in mira::surface::commands::COMMANDS {
+    for name in mira::lsp::ext::COMMANDS {
         assert!(
             contract.contains(&format!("`{name}`")),
             "docs/lsp-contract.md does not document `{name}`"
@@ -455,167 +846,4 @@ fn each_shared_concept_is_one_type_in_the_module_that_owns_it() {
             "ProviderName in src/llm/settings.rs"
         ]
     );
-}
-
-/// The first segment of each path a `use` group or path continuation names: `{a::b, c}` →
-/// `[a, c]`, `name::x` → `[name]`.
-fn first_segments(rest: &str) -> Vec<String> {
-    let ident = |s: &str| -> String {
-        s.chars()
-            .take_while(|c| c.is_alphanumeric() || *c == '_')
-            .collect()
-    };
-    let Some(group) = rest.strip_prefix('{') else {
-        return vec![ident(rest)]
-            .into_iter()
-            .filter(|s| !s.is_empty())
-            .collect();
-    };
-    let (mut out, mut depth, mut item_start) = (Vec::new(), 1, 0);
-    for (i, c) in group.char_indices() {
-        match c {
-            '{' => depth += 1,
-            '}' | ',' if depth == 1 => {
-                out.push(ident(group[item_start..].trim_start()));
-                item_start = i + 1;
-                if c == '}' {
-                    break;
-                }
-            }
-            '}' => depth -= 1,
-            _ => {}
-        }
-    }
-    out.retain(|s| !s.is_empty() && s != "self");
-    out
-}
-
-/// Import edges between `src/lsp`'s child modules (a folder counts as one module), resolving
-/// `super::`, `super::super::` and `crate::lsp::` paths and the names `lsp/mod.rs` re-exports.
-fn lsp_import_edges() -> BTreeSet<(String, String)> {
-    let dir = repo().join("src/lsp");
-    let root_src = std::fs::read_to_string(dir.join("mod.rs")).unwrap();
-    // `pub use server::{Backend, …};` → Backend lives in `server`.
-    let mut reexport = std::collections::BTreeMap::new();
-    for line in root_src.lines() {
-        if let Some(rest) = line.trim().strip_prefix("pub use ")
-            && let Some((module, names)) = rest.split_once("::")
-        {
-            let names = names.trim_end_matches(';');
-            for n in first_segments(names) {
-                reexport.insert(n, module.to_string());
-            }
-        }
-    }
-    let mut files = Vec::new();
-    rust_files(&dir, &mut files);
-    let mut edges = BTreeSet::new();
-    for f in files {
-        let rel = f.strip_prefix(&dir).unwrap().with_extension("");
-        let mut path: Vec<String> = rel.iter().map(|s| s.to_string_lossy().into()).collect();
-        if path.last().is_some_and(|s| s == "mod") {
-            path.pop();
-        }
-        let Some(own) = path.first().cloned() else {
-            continue; // lsp/mod.rs: the root wires the children together
-        };
-        let src = std::fs::read_to_string(&f).unwrap();
-        // Whole text, not lines: a `use super::{…}` group may span several.
-        let code: String = src
-            .lines()
-            .filter(|l| !l.trim_start().starts_with("//"))
-            .flat_map(|l| [l, "\n"])
-            .collect();
-        {
-            let mut rest = code.as_str();
-            while let Some(i) = rest.find("super::").or_else(|| rest.find("crate::lsp::")) {
-                let before = rest[..i].chars().last();
-                let (mut at, mut tail) = if rest[i..].starts_with("super::") {
-                    (path.len(), &rest[i..])
-                } else {
-                    (0, &rest[i + "crate::lsp::".len()..])
-                };
-                if before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == ':') {
-                    rest = &rest[i + 2..];
-                    continue;
-                }
-                while let Some(t) = tail.strip_prefix("super::") {
-                    at = at.saturating_sub(1);
-                    tail = t;
-                }
-                rest = tail;
-                let targets = if at == 0 {
-                    first_segments(tail)
-                } else {
-                    vec![path[0].clone()]
-                };
-                for t in targets {
-                    let m = reexport.get(&t).cloned().unwrap_or(t);
-                    if m != own {
-                        edges.insert((own.clone(), m));
-                    }
-                }
-            }
-        }
-    }
-    edges
-}
-
-/// How many pairs of `src/lsp` child modules import each other, directly or through others.
-fn lsp_cycle_pairs(edges: &BTreeSet<(String, String)>) -> Vec<(String, String)> {
-    let nodes: BTreeSet<&String> = edges.iter().flat_map(|(a, b)| [a, b]).collect();
-    let nodes: Vec<&String> = nodes.into_iter().collect();
-    let ix = |m: &String| nodes.iter().position(|n| *n == m).unwrap();
-    let n = nodes.len();
-    let mut reach = vec![vec![false; n]; n];
-    for (a, b) in edges {
-        reach[ix(a)][ix(b)] = true;
-    }
-    for k in 0..n {
-        for i in 0..n {
-            for j in 0..n {
-                reach[i][j] |= reach[i][k] && reach[k][j];
-            }
-        }
-    }
-    let mut pairs = Vec::new();
-    for i in 0..n {
-        for j in i + 1..n {
-            if reach[i][j] && reach[j][i] {
-                pairs.push((nodes[i].clone(), nodes[j].clone()));
-            }
-        }
-    }
-    pairs
-}
-
-/// Issue 25: the adapter's modules form no import circle (rust-analyzer's handlers sit over a
-/// state they do not define). The bound only goes down; it is 0 when the circle is gone.
-const LSP_CYCLE_PAIRS_AT_MOST: usize = 45;
-
-#[test]
-fn src_lsp_import_cycles_only_shrink() {
-    let edges = lsp_import_edges();
-    let pairs = lsp_cycle_pairs(&edges);
-    eprintln!(
-        "src/lsp: {} import edges, {} pairs on a cycle",
-        edges.len(),
-        pairs.len()
-    );
-    assert!(
-        pairs.len() <= LSP_CYCLE_PAIRS_AT_MOST,
-        "{} module pairs in src/lsp import each other (at most {LSP_CYCLE_PAIRS_AT_MOST}): {pairs:?}\nedges: {edges:?}",
-        pairs.len()
-    );
-}
-
-#[test]
-fn the_cycle_scanner_resolves_super_and_sees_a_circle() {
-    assert_eq!(first_segments("{a::b, c, self}"), ["a", "c"]);
-    assert_eq!(first_segments("name::x;"), ["name"]);
-    let e = |a: &str, b: &str| (a.to_string(), b.to_string());
-    let circle: BTreeSet<_> = [e("a", "b"), e("b", "c"), e("c", "a"), e("c", "d")].into();
-    assert_eq!(lsp_cycle_pairs(&circle).len(), 3);
-    let line: BTreeSet<_> = [e("a", "b"), e("b", "c")].into();
-    assert!(lsp_cycle_pairs(&line).is_empty());
 }

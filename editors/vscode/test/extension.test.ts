@@ -17,9 +17,9 @@ const manifest = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'ut
 
 beforeEach(() => vscode.resetCalls());
 
-/** The command names the server answers, read from its own source (src/surface/commands.rs). */
+/** The command names the server answers, read from its own source (src/lsp/ext.rs). */
 function serverCommands(): string[] {
-  const rs = fs.readFileSync(path.join(root, '..', '..', 'src', 'surface', 'commands.rs'), 'utf8');
+  const rs = fs.readFileSync(path.join(root, '..', '..', 'src', 'lsp', 'ext.rs'), 'utf8');
   const list = rs.match(/pub const COMMANDS: &\[&str\] = &\[([\s\S]*?)\];/);
   assert.ok(list, 'COMMANDS found in commands.rs');
   return [...list[1].matchAll(/"(mira\.[A-Za-z]+)"/g)].map((m) => m[1]);

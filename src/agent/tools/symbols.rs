@@ -11,7 +11,6 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::{ToolContext, ToolError, ToolOutput, TypedTool, arg_str, blocking, confine};
-use crate::documents::PositionEncoding;
 use crate::index::model::SymbolKind;
 use crate::index::search;
 use crate::index::service::SymbolInfo;
@@ -21,19 +20,52 @@ use crate::store::Store;
 const EMPTY_INDEX: &str = "no symbol matches. If the project was never indexed, the index is \
                            empty: the user can run `mira index` (editors index on start)";
 
+/// A symbol as these tools show it: where it is, by lines (what both the live index and a
+/// stored code-search hit know).
+struct Def {
+    name: String,
+    kind: SymbolKind,
+    container: Option<String>,
+    path: std::path::PathBuf,
+    /// Zero-based line of the name.
+    line: u32,
+    /// Zero-based first and last line of the definition.
+    lines: (u32, u32),
+    signature: String,
+    doc: Option<String>,
+    declaration: bool,
+}
+
+impl From<SymbolInfo> for Def {
+    fn from(s: SymbolInfo) -> Def {
+        Def {
+            line: s.line(),
+            lines: (s.range.start.row, s.range.end.row),
+            name: s.name,
+            kind: s.kind,
+            container: s.container,
+            path: s.path,
+            signature: s.signature,
+            doc: s.doc,
+            declaration: s.declaration,
+        }
+    }
+}
+
 fn search(
     cx: &ToolContext<'_>,
     query: String,
     kind: Option<SymbolKind>,
     limit: usize,
-) -> BoxFuture<'static, Result<Vec<SymbolInfo>, ToolError>> {
+) -> BoxFuture<'static, Result<Vec<Def>, ToolError>> {
     let unavailable =
         |e: String| ToolError::Failed(format!("the symbol index is unavailable: {e}"));
     if let Some(index) = cx.index.cloned() {
         return Box::pin(async move {
             index
-                .workspace_symbols(&query, kind, limit, PositionEncoding::Utf8)
+                .workspace_symbols(&query, kind, limit)
                 .await
+                .map(|found| found.symbols.into_iter().map(Def::from).collect())
                 .map_err(|e| unavailable(e.to_string()))
         });
     }
@@ -60,25 +92,23 @@ fn search(
     }))
 }
 
-/// A stored hit as the live index would describe it (line positions; byte columns unused).
-fn info_of(h: &search::CodeHit, root: &std::path::Path) -> Option<SymbolInfo> {
-    use tower_lsp_server::ls_types::{Position, Range};
+/// A stored hit, which knows its lines.
+fn info_of(h: &search::CodeHit, root: &std::path::Path) -> Option<Def> {
     let kind = h.kind.parse::<SymbolKind>().ok()?;
-    let line = |l: u32| Position::new(l, 0);
-    Some(SymbolInfo {
+    Some(Def {
         name: h.name.clone(),
         kind,
         container: h.container.clone(),
         path: root.join(&h.path),
-        range: Range::new(line(h.start_line), line(h.end_line)),
-        selection: Range::new(line(h.start_line), line(h.start_line)),
+        line: h.start_line,
+        lines: (h.start_line, h.end_line),
         signature: h.signature.clone(),
         doc: h.doc.clone(),
         declaration: false,
     })
 }
 
-fn line_of(s: &SymbolInfo, root: &std::path::Path) -> String {
+fn line_of(s: &Def, root: &std::path::Path) -> String {
     let container = s
         .container
         .as_deref()
@@ -90,7 +120,7 @@ fn line_of(s: &SymbolInfo, root: &std::path::Path) -> String {
         s.name,
         container,
         confine::display(root, &s.path),
-        s.selection.start.line + 1,
+        s.line + 1,
         s.signature.lines().next().unwrap_or("")
     )
 }
@@ -193,7 +223,7 @@ impl TypedTool for SymbolContext {
             if name.is_empty() {
                 return Err(ToolError::InvalidArgs("`name` is empty".into()));
             }
-            let mut defs: Vec<SymbolInfo> = search(cx, name.clone(), None, 200)
+            let mut defs: Vec<Def> = search(cx, name.clone(), None, 200)
                 .await?
                 .into_iter()
                 .filter(|s| s.name == name)
@@ -231,7 +261,7 @@ fn context(
     root: &std::path::Path,
     project: Option<i64>,
     name: &str,
-    defs: &[SymbolInfo],
+    defs: &[Def],
     open_texts: Vec<Option<String>>,
 ) -> Result<String, ToolError> {
     let mut out = String::new();
@@ -247,13 +277,13 @@ fn context(
                 .and_then(|p| std::fs::read_to_string(p).ok())
         });
         if let Some(text) = text {
-            let start = d.range.start.line as usize;
-            let end = (d.range.end.line as usize).min(start + MAX_BODY_LINES);
+            let start = d.lines.0 as usize;
+            let end = (d.lines.1 as usize).min(start + MAX_BODY_LINES);
             out.push_str("```\n");
             for (i, line) in text.lines().enumerate().take(end + 1).skip(start) {
                 out.push_str(&format!("{}\t{line}\n", i + 1));
             }
-            if d.range.end.line as usize > end {
+            if d.lines.1 as usize > end {
                 out.push_str("… (truncated; read_file for the rest)\n");
             }
             out.push_str("```\n");

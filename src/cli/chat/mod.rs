@@ -10,10 +10,14 @@ mod slash;
 use std::io::{BufRead, IsTerminal};
 use std::sync::Arc;
 
-use mira::surface::chat::project_info;
+use std::process::ExitCode;
 
-use super::agent::{CliHost, build_agent, fail, open};
+use tokio::runtime::Runtime;
+
+use super::agent::{CliHost, build_agent};
+use super::open;
 use super::project_index::ProjectIndex;
+use super::{CliError, CliResult};
 use line::{LineEditor, Read};
 use session::{Next, Session, Spent};
 
@@ -36,21 +40,16 @@ pub struct ChatArgs {
     effort: Option<String>,
 }
 
-pub fn chat(args: ChatArgs) -> i32 {
-    let effort = match args.effort.map(|e| e.parse()).transpose() {
-        Ok(e) => e,
-        Err(e) => return fail((2, e)),
-    };
-    let cx = match open() {
-        Ok(c) => c,
-        Err(e) => return fail(e),
-    };
-    let project = project_info(&cx.store, &cx.project);
+pub fn chat(runtime: &Runtime, args: ChatArgs) -> CliResult {
+    let effort = args
+        .effort
+        .map(|e| e.parse())
+        .transpose()
+        .map_err(CliError::usage)?;
+    let cx = open(None)?;
+    let project = cx.project_info();
     let index = ProjectIndex::start(&cx, project.id);
-    let mut agent = match build_agent(&cx) {
-        Ok(a) => a.with_index(index.handle.clone()),
-        Err(e) => return fail(e),
-    };
+    let mut agent = build_agent(&cx)?.with_index(index.handle.clone());
     if args.ask_only {
         for tool in EDIT_TOOLS {
             agent.tools_mut().remove(tool);
@@ -62,16 +61,9 @@ pub fn chat(args: ChatArgs) -> i32 {
         // Slash commands still work; a question says so in one line.
         eprintln!("mira: {e}");
     }
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(rt) => rt,
-        Err(e) => return fail((1, format!("cannot start the async runtime: {e}"))),
-    };
     let terminal = std::io::stdin().is_terminal();
     let mut session = Session {
-        runtime,
+        runtime: runtime.handle().clone(),
         memory: agent.memory().clone(),
         agent: Arc::new(agent),
         project,
@@ -85,23 +77,16 @@ pub fn chat(args: ChatArgs) -> i32 {
         said_unpriced: false,
         said_no_provider: no_provider,
     };
-    let code = if terminal {
+    if terminal {
         let history = cx.loaded.config.store.home.join("chat_history");
         repl(&mut session, history)
     } else {
         piped(&mut session)
-    };
-    session
-        .runtime
-        .shutdown_timeout(std::time::Duration::from_millis(100));
-    code
+    }
 }
 
-fn repl(session: &mut Session, history: std::path::PathBuf) -> i32 {
-    let mut editor = match LineEditor::open(history) {
-        Ok(e) => e,
-        Err(e) => return fail((1, e)),
-    };
+fn repl(session: &mut Session, history: std::path::PathBuf) -> CliResult {
+    let mut editor = LineEditor::open(history).map_err(CliError::failure)?;
     eprintln!("{}", session.banner());
     eprintln!("/help for commands, Ctrl+C cancels an answer, Ctrl+D leaves");
     loop {
@@ -109,25 +94,22 @@ fn repl(session: &mut Session, history: std::path::PathBuf) -> i32 {
             Read::Line(line) => {
                 editor.remember(&line);
                 if session.line(&line) == Next::Quit {
-                    return 0;
+                    return Ok(ExitCode::SUCCESS);
                 }
             }
             Read::Interrupted => eprintln!("(Ctrl+D or /quit leaves)"),
-            Read::Eof => return 0,
+            Read::Eof => return Ok(ExitCode::SUCCESS),
         }
     }
 }
 
 /// Not a terminal: one question (or slash command) per line; answers on stdout.
-fn piped(session: &mut Session) -> i32 {
+fn piped(session: &mut Session) -> CliResult {
     for line in std::io::stdin().lock().lines() {
-        let line = match line {
-            Ok(l) => l,
-            Err(e) => return fail((1, format!("cannot read stdin: {e}"))),
-        };
+        let line = line.map_err(|e| CliError::failure(format!("cannot read stdin: {e}")))?;
         if session.line(&line) == Next::Quit {
             break;
         }
     }
-    0
+    Ok(ExitCode::SUCCESS)
 }

@@ -8,7 +8,7 @@ use mira::agent::{Agent, Ask, ProjectInfo, TurnOutcome, TurnStatus, new_turn_id}
 use mira::llm::{Effort, Usage};
 use mira::memory::{MemoryKind, MemoryService, ProjectRef, RememberRequest};
 use mira::store::Store;
-use tokio::runtime::Runtime;
+use tokio::runtime::Handle;
 use tokio_util::sync::CancellationToken;
 
 use super::slash::{self, Slash};
@@ -23,7 +23,8 @@ pub enum Next {
 }
 
 pub struct Session {
-    pub runtime: Runtime,
+    /// The CLI's one runtime.
+    pub runtime: Handle,
     pub agent: Arc<Agent>,
     pub store: Store,
     pub memory: MemoryService,
@@ -274,7 +275,9 @@ impl Session {
                 Err(e) => eprintln!("mira: {e}"),
             },
             Slash::History(n) => {
-                print_history(&self.store, n);
+                if let Err(e) = print_history(&self.store, n) {
+                    e.report();
+                }
             }
             Slash::Usage => self.usage(),
             Slash::Effort(e) => {
@@ -332,7 +335,9 @@ impl Session {
 
     fn usage(&self) {
         self.print_spent();
-        print_usage(&self.store, 1);
+        if let Err(e) = print_usage(&self.store, 1) {
+            e.report();
+        }
     }
 
     fn switch(&mut self, path: Option<&Path>) {
@@ -347,7 +352,7 @@ impl Session {
             return eprintln!("mira: {} is not a directory", dir.display());
         }
         let detected = mira::project::detect(&dir);
-        self.project = mira::surface::chat::project_info(&self.store, &detected);
+        self.project = mira::session::project_info(&self.store, &detected);
         println!(
             "Now in project {} ({}); the conversation stays the same.",
             self.project.name,

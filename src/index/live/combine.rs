@@ -81,9 +81,8 @@ fn back(e: &TextEdit, byte: usize, p: Point) -> (usize, Point) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::documents::{Document, PositionEncoding, byte_to_position};
+    use crate::documents::Document;
     use proptest::prelude::*;
-    use tower_lsp_server::ls_types::Range;
 
     fn point_of(text: &str, byte: usize) -> Point {
         let row = text[..byte].matches('\n').count();
@@ -92,12 +91,7 @@ mod tests {
     }
 
     fn edit(doc: &mut Document, from: usize, to: usize, with: &str) -> TextEdit {
-        let enc = PositionEncoding::Utf8;
-        let range = Range::new(
-            byte_to_position(doc.rope(), from, enc),
-            byte_to_position(doc.rope(), to, enc),
-        );
-        doc.apply_change(Some(range), with, enc)
+        doc.replace(from..to, with)
     }
 
     proptest! {

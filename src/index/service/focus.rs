@@ -5,14 +5,13 @@
 
 use super::synced::View;
 use super::{Actor, Request, SymbolInfo};
-use crate::documents::{PositionEncoding, position_to_byte};
+use crate::documents::DocId;
 use crate::index::model::{FileSymbols, RefKind};
 use crate::index::registry::Lang;
 use crate::index::table::SymbolHit;
 use std::collections::HashSet;
 use std::sync::{Arc, RwLock};
 use tokio::sync::mpsc;
-use tower_lsp_server::ls_types::{Position, Range, Uri};
 
 /// The code of a definition sent to the model is capped (a 3,000-line function is rare, and
 /// the turn can read the rest with read_file).
@@ -53,6 +52,7 @@ pub struct SymbolContext {
 pub enum FocusError {
     #[error("{0} is not open in the editor (Mira only acts on open documents)")]
     NotOpen(String),
+    /// Said by the adapter, which holds the client's lines.
     #[error("{0} is not a language Mira indexes")]
     NotIndexed(String),
     #[error("the range ends past the end of the document (line {line}, but it has {lines} lines)")]
@@ -114,59 +114,47 @@ impl SymbolWatch {
 }
 
 impl super::IndexHandle {
-    /// The definition of the identifier at `position` (resolved through the index, in any
-    /// file) with its code, callers and callees.
+    /// The definition of the identifier at byte `offset` of the open document `doc` (resolved
+    /// through the index, in any file) with its code, callers and callees.
     pub async fn symbol_at(
         &self,
-        uri: &Uri,
-        position: Position,
-        enc: PositionEncoding,
+        doc: &DocId,
+        offset: usize,
     ) -> Result<Result<SymbolContext, FocusError>, super::IndexGone> {
-        let uri = uri.clone();
-        self.ask(|reply| Request::SymbolAt {
-            uri,
-            position,
-            enc,
-            reply,
-        })
-        .await
+        let doc = doc.clone();
+        self.ask(|reply| Request::SymbolAt { doc, offset, reply })
+            .await
     }
 
-    /// The innermost symbol enclosing `range` in an open document, with its neighbourhood.
+    /// The innermost symbol enclosing the bytes `start..end` of the open document `doc`, with
+    /// its neighbourhood.
     pub async fn enclosing(
         &self,
-        uri: &Uri,
-        range: Range,
-        enc: PositionEncoding,
+        doc: &DocId,
+        start: usize,
+        end: usize,
     ) -> Result<Result<SymbolContext, FocusError>, super::IndexGone> {
-        let uri = uri.clone();
+        let doc = doc.clone();
         self.ask(|reply| Request::Enclosing {
-            uri,
-            range,
-            enc,
+            doc,
+            start,
+            end,
             reply,
         })
         .await
     }
 
-    /// The identifier at `position` when the index knows a definition for it (what the
-    /// "Ask Mira about `name`" action needs): no positions converted, nothing cloned, and the
-    /// open document's own symbols read directly instead of re-syncing the table on every
-    /// keystroke.
+    /// The identifier at byte `offset` when the index knows a definition for it (what the
+    /// "Ask Mira about `name`" action needs): nothing cloned, and the open document's own
+    /// symbols read directly instead of re-syncing the table on every keystroke.
     pub async fn name_at(
         &self,
-        uri: &Uri,
-        position: Position,
-        enc: PositionEncoding,
+        doc: &DocId,
+        offset: usize,
     ) -> Result<Option<String>, super::IndexGone> {
-        let uri = uri.clone();
-        self.ask(|reply| Request::NameAt {
-            uri,
-            position,
-            enc,
-            reply,
-        })
-        .await
+        let doc = doc.clone();
+        self.ask(|reply| Request::NameAt { doc, offset, reply })
+            .await
     }
 
     /// Report symbol changes in the files `watch.paths` names from now on.
@@ -178,25 +166,21 @@ impl super::IndexHandle {
 impl View<'_> {
     pub(super) fn symbol_at(
         &self,
-        uri: &Uri,
-        position: Position,
-        enc: PositionEncoding,
+        doc: &DocId,
+        offset: usize,
     ) -> Result<SymbolContext, FocusError> {
         let entry = self
             .open
-            .get(uri)
-            .ok_or_else(|| FocusError::NotOpen(uri.as_str().to_string()))?;
-        let lines = entry.doc.rope.len_lines();
-        if position.line as usize >= lines {
-            return Err(FocusError::PastEnd {
-                line: position.line,
-                lines,
-            });
-        }
-        let byte = position_to_byte(&entry.doc.rope, position, enc);
-        let name = super::identifier_at(&entry.doc, byte).ok_or(FocusError::NoIdentifier {
-            line: position.line,
-            character: position.character,
+            .get(doc)
+            .ok_or_else(|| FocusError::NotOpen(doc.to_string()))?;
+        let name = super::identifier_at(&entry.doc, offset).ok_or_else(|| {
+            let rope = &entry.doc.rope;
+            let offset = offset.min(rope.len_bytes());
+            let line = rope.byte_to_line(offset);
+            FocusError::NoIdentifier {
+                line: line as u32,
+                character: (offset - rope.line_to_byte(line)) as u32,
+            }
         })?;
         let from = entry.key.clone();
         let hit = self
@@ -205,44 +189,26 @@ impl View<'_> {
             .into_iter()
             .next()
             .ok_or(FocusError::NotFound(name))?;
-        Ok(self.context_of(hit, enc))
+        Ok(self.context_of(hit))
     }
 
-    pub(super) fn name_at(
-        &self,
-        uri: &Uri,
-        position: Position,
-        enc: PositionEncoding,
-    ) -> Option<String> {
-        let entry = self.open.get(uri)?;
-        if position.line as usize >= entry.doc.rope.len_lines() {
-            return None;
-        }
-        let byte = position_to_byte(&entry.doc.rope, position, enc);
-        let name = super::identifier_at(&entry.doc, byte)?;
+    pub(super) fn name_at(&self, doc: &DocId, offset: usize) -> Option<String> {
+        let entry = self.open.get(doc)?;
+        let name = super::identifier_at(&entry.doc, offset)?;
         self.table.defines(&name).then_some(name)
     }
 
     pub(super) fn enclosing(
         &self,
-        uri: &Uri,
-        range: Range,
-        enc: PositionEncoding,
+        doc: &DocId,
+        start: usize,
+        end: usize,
     ) -> Result<SymbolContext, FocusError> {
         let entry = self
             .open
-            .get(uri)
-            .ok_or_else(|| FocusError::NotOpen(uri.as_str().to_string()))?;
-        let lines = entry.doc.rope.len_lines();
-        if range.end.line as usize >= lines || range.start.line as usize >= lines {
-            return Err(FocusError::PastEnd {
-                line: range.end.line.max(range.start.line),
-                lines,
-            });
-        }
-        let a = position_to_byte(&entry.doc.rope, range.start, enc) as u32;
-        let b = position_to_byte(&entry.doc.rope, range.end, enc) as u32;
-        let (a, b) = (a.min(b), a.max(b));
+            .get(doc)
+            .ok_or_else(|| FocusError::NotOpen(doc.to_string()))?;
+        let (a, b) = (start.min(end) as u32, start.max(end) as u32);
         // Symbols are in document order, parents first: the last one containing the range
         // is the innermost.
         let syms = &entry.doc.symbols.symbols;
@@ -256,7 +222,7 @@ impl View<'_> {
             ascii: entry.doc.text().is_ascii(),
             symbol: syms[index].clone(),
         };
-        Ok(self.context_of(hit, enc))
+        Ok(self.context_of(hit))
     }
 
     /// The text of a table file: the open buffer's, else the file on disk (one small read,
@@ -268,7 +234,7 @@ impl View<'_> {
         }
     }
 
-    fn context_of(&self, hit: SymbolHit, enc: PositionEncoding) -> SymbolContext {
+    fn context_of(&self, hit: SymbolHit) -> SymbolContext {
         let sep = hit.lang.spec().separator();
         let qualified = match &hit.symbol.container {
             Some(c) => format!("{c}{sep}{}", hit.symbol.name),
@@ -293,11 +259,7 @@ impl View<'_> {
         let callers = self.callers(&hit.symbol.name);
         let callees = self.callees(&hit);
         let key = hit.path.clone();
-        let info = self
-            .infos(vec![hit], enc)
-            .into_iter()
-            .next()
-            .expect("one hit in, one info out");
+        let info = SymbolInfo::from_hit(&hit, self.root);
         SymbolContext {
             info,
             key,
@@ -378,8 +340,8 @@ impl View<'_> {
 
 impl Actor {
     /// Tell the watchers about an open document whose symbols may have changed.
-    pub(super) fn report_open(&self, uri: &Uri) {
-        let Some(e) = self.open.get(uri) else { return };
+    pub(super) fn report_open(&self, doc: &DocId) {
+        let Some(e) = self.open.get(doc) else { return };
         for w in self.watchers.iter().filter(|w| w.wants(&e.key)) {
             let _ = w.tx.send(SymbolChange {
                 path: e.key.clone(),

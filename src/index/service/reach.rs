@@ -5,9 +5,9 @@
 
 use super::synced::View;
 use super::{IndexGone, IndexHandle, Request};
+use crate::documents::DocId;
 use crate::index::model::RefKind;
 use std::collections::HashSet;
-use tower_lsp_server::ls_types::Uri;
 
 /// Calls this many lines around the cursor count as "near".
 const NEAR_LINES: u32 = 40;
@@ -23,17 +23,17 @@ pub struct InReach {
 }
 
 impl IndexHandle {
-    /// Up to `limit` definitions in reach of `line` of the open document `uri`: calls near the
+    /// Up to `limit` definitions in reach of `line` of the open document `doc`: calls near the
     /// line first (nearest first), then the file's imports. Empty when the document is not open.
     pub async fn in_reach(
         &self,
-        uri: &Uri,
+        doc: &DocId,
         line: u32,
         limit: usize,
     ) -> Result<Vec<InReach>, IndexGone> {
-        let uri = uri.clone();
+        let doc = doc.clone();
         self.ask(|reply| Request::InReach {
-            uri,
+            doc,
             line,
             limit,
             reply,
@@ -43,8 +43,8 @@ impl IndexHandle {
 }
 
 impl View<'_> {
-    pub(super) fn in_reach(&self, uri: &Uri, line: u32, limit: usize) -> Vec<InReach> {
-        let Some(entry) = self.open.get(uri) else {
+    pub(super) fn in_reach(&self, doc: &DocId, line: u32, limit: usize) -> Vec<InReach> {
+        let Some(entry) = self.open.get(doc) else {
             return Vec::new();
         };
         let refs = &entry.doc.symbols.refs;

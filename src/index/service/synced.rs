@@ -8,37 +8,37 @@
 //! completion read the table unsynced and missed the open file's definitions).
 
 use super::OpenEntry;
+use crate::documents::DocId;
 use crate::index::model::FileSymbols;
 use crate::index::registry::Lang;
 use crate::index::table::SymbolTable;
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use tower_lsp_server::ls_types::Uri;
 
 #[derive(Default)]
 pub(super) struct LiveTable {
     table: SymbolTable,
     /// Open documents whose symbols changed since the table last saw them.
-    dirty: HashSet<Uri>,
+    dirty: HashSet<DocId>,
 }
 
 /// A consistent read of the index: the synced table and the open documents.
 pub(super) struct View<'a> {
     pub table: &'a SymbolTable,
-    pub open: &'a HashMap<Uri, OpenEntry>,
+    pub open: &'a HashMap<DocId, OpenEntry>,
     pub root: &'a Path,
 }
 
 impl LiveTable {
-    /// `uri`'s symbols changed (opened, edited, re-parsed).
-    pub fn touch(&mut self, uri: Uri) {
-        self.dirty.insert(uri);
+    /// `doc`'s symbols changed (opened, edited, re-parsed).
+    pub fn touch(&mut self, doc: DocId) {
+        self.dirty.insert(doc);
     }
 
-    /// `uri` closed: what the disk says replaces it.
-    pub fn untouch(&mut self, uri: &Uri) {
-        self.dirty.remove(uri);
+    /// `doc` closed: what the disk says replaces it.
+    pub fn untouch(&mut self, doc: &DocId) {
+        self.dirty.remove(doc);
     }
 
     /// A file's symbols as read from disk (callers skip open documents: unsaved text wins).
@@ -61,9 +61,9 @@ impl LiveTable {
     }
 
     /// Brings every edited buffer into the table, then lends it out with the open documents.
-    pub fn view<'a>(&'a mut self, open: &'a HashMap<Uri, OpenEntry>, root: &'a Path) -> View<'a> {
-        for uri in std::mem::take(&mut self.dirty) {
-            if let Some(e) = open.get(&uri) {
+    pub fn view<'a>(&'a mut self, open: &'a HashMap<DocId, OpenEntry>, root: &'a Path) -> View<'a> {
+        for doc in std::mem::take(&mut self.dirty) {
+            if let Some(e) = open.get(&doc) {
                 self.table.upsert(
                     e.key.clone(),
                     e.doc.lang,

@@ -1,14 +1,13 @@
 //! The live layer: after any sequence of edits, the spliced symbols equal a fresh
 //! extraction of the same text.
 
-use crate::documents::{Document, PositionEncoding, byte_to_position};
+use crate::documents::Document;
 use crate::index::Lang;
 use crate::index::extract::extract;
 use crate::index::live::{OpenDoc, ParseBudget, UpdateKind};
 use crate::index::parse::parse_and_extract;
 use proptest::prelude::*;
 use std::path::Path;
-use tower_lsp_server::ls_types::Range;
 
 const RUST: &str = r#"use std::fmt;
 
@@ -106,7 +105,6 @@ fn run(file: &str, base: &str, ops: &[Op]) {
     let lang = Lang::for_path(Path::new(file)).unwrap();
     let mut doc = Document::new(base, 1, "x");
     let mut live = OpenDoc::open(lang, 1, doc.rope().clone()).unwrap();
-    let enc = PositionEncoding::Utf8;
     for (n, op) in ops.iter().enumerate() {
         let rope = doc.rope().clone();
         let before_text = doc.text();
@@ -126,11 +124,7 @@ fn run(file: &str, base: &str, ops: &[Op]) {
                 (c, c, SNIPPETS[*snippet])
             }
         };
-        let range = Range {
-            start: byte_to_position(&rope, rope.char_to_byte(start_c), enc),
-            end: byte_to_position(&rope, rope.char_to_byte(end_c), enc),
-        };
-        let edit = doc.apply_change(Some(range), text, enc);
+        let edit = doc.replace(rope.char_to_byte(start_c)..rope.char_to_byte(end_c), text);
         live.apply(n as i32 + 2, &[edit], doc.rope().clone());
         // Incremental and fresh parses may recover from errors differently, so the
         // reference is a full walk of the same (incrementally parsed) tree.
@@ -249,8 +243,8 @@ fn typing_inside_a_big_class_walks_only_the_touched_method() {
     let mut doc = Document::new(&src, 1, "python");
     let mut live = OpenDoc::open(lang, 1, doc.rope().clone()).unwrap();
     let line = src.lines().position(|l| l.contains("def m200(")).unwrap() as u32 + 1;
-    let pos = tower_lsp_server::ls_types::Position::new(line, 16);
-    let edit = doc.apply_change(Some(Range::new(pos, pos)), "x", PositionEncoding::Utf16);
+    let at = doc.rope().line_to_byte(line as usize) + 16;
+    let edit = doc.replace(at..at, "x");
     match live.apply(2, &[edit], doc.rope().clone()) {
         UpdateKind::Spliced { walked_bytes } => assert!(walked_bytes < 400, "{walked_bytes}"),
         UpdateKind::Full | UpdateKind::Pending => panic!("expected a splice"),
@@ -288,8 +282,8 @@ fn typing_inside_one_function_walks_only_that_item() {
     let mut live = OpenDoc::open(lang, 1, doc.rope().clone()).unwrap();
     // Type `x` into the body of f100.
     let line = 100 * 4 + 1;
-    let pos = tower_lsp_server::ls_types::Position::new(line, 7);
-    let edit = doc.apply_change(Some(Range::new(pos, pos)), "x", PositionEncoding::Utf16);
+    let at = doc.rope().line_to_byte(line) + 7;
+    let edit = doc.replace(at..at, "x");
     let kind = live.apply(2, &[edit], doc.rope().clone());
     match kind {
         UpdateKind::Spliced { walked_bytes } => assert!(walked_bytes < 100, "{walked_bytes}"),
@@ -315,14 +309,8 @@ fn edit_bytes(file: &str, base: &str, edits: &[(usize, usize, &str)]) -> OpenDoc
     let lang = Lang::for_path(Path::new(file)).unwrap();
     let mut doc = Document::new(base, 1, "x");
     let mut live = OpenDoc::open(lang, 1, doc.rope().clone()).unwrap();
-    let enc = PositionEncoding::Utf8;
     for (n, &(from, to, text)) in edits.iter().enumerate() {
-        let rope = doc.rope().clone();
-        let range = Range::new(
-            byte_to_position(&rope, from, enc),
-            byte_to_position(&rope, to, enc),
-        );
-        let edit = doc.apply_change(Some(range), text, enc);
+        let edit = doc.replace(from..to, text);
         let kind = live.apply(n as i32 + 2, &[edit], doc.rope().clone());
         assert!(
             matches!(kind, UpdateKind::Spliced { .. }),
@@ -451,9 +439,8 @@ fn typing_a_new_function_anywhere_matches_a_full_walk_and_walks_little() {
             let mut offset = at;
             let mut most = 0;
             for (v, ch) in snippet.chars().enumerate() {
-                let pos = byte_to_position(doc.rope(), offset, PositionEncoding::Utf8);
                 let s = ch.to_string();
-                let edit = doc.apply_change(Some(Range::new(pos, pos)), &s, PositionEncoding::Utf8);
+                let edit = doc.replace(offset..offset, &s);
                 if let UpdateKind::Spliced { walked_bytes } =
                     live.apply(v as i32 + 2, &[edit], doc.rope().clone())
                 {
@@ -526,9 +513,8 @@ fn typing_inside_a_bundles_anonymous_factory_matches_a_full_walk_and_walks_littl
     let mut live = OpenDoc::open(lang, 1, doc.rope().clone()).unwrap();
     let (mut offset, mut narrow) = (at - 1, 0);
     for (v, ch) in snippet.chars().enumerate() {
-        let pos = byte_to_position(doc.rope(), offset, PositionEncoding::Utf8);
         let s = ch.to_string();
-        let edit = doc.apply_change(Some(Range::new(pos, pos)), &s, PositionEncoding::Utf8);
+        let edit = doc.replace(offset..offset, &s);
         if let UpdateKind::Spliced { walked_bytes } =
             live.apply(v as i32 + 2, &[edit], doc.rope().clone())
             && walked_bytes < 4096
@@ -595,9 +581,8 @@ fn a_doc_comment_typed_before_a_huge_item_rereads_only_its_docs() {
     for (at, typed, least, settles) in phases {
         let (mut offset, mut small, mut last) = (at, 0, 0);
         for ch in typed.chars() {
-            let pos = byte_to_position(doc.rope(), offset, PositionEncoding::Utf8);
             let s = ch.to_string();
-            let edit = doc.apply_change(Some(Range::new(pos, pos)), &s, PositionEncoding::Utf8);
+            let edit = doc.replace(offset..offset, &s);
             let walked = match live.apply(v, &[edit], doc.rope().clone()) {
                 UpdateKind::Spliced { walked_bytes } => walked_bytes,
                 other => panic!("keystroke {v}: {other:?}"),
@@ -627,8 +612,7 @@ fn last_walked(src: &str, at: usize, text: &str) -> usize {
     let lang = Lang::for_path(Path::new("a.js")).unwrap();
     let mut doc = Document::new(src, 1, "x");
     let mut live = OpenDoc::open(lang, 1, doc.rope().clone()).unwrap();
-    let pos = byte_to_position(doc.rope(), at, PositionEncoding::Utf8);
-    let edit = doc.apply_change(Some(Range::new(pos, pos)), text, PositionEncoding::Utf8);
+    let edit = doc.replace(at..at, text);
     match live.apply(2, &[edit], doc.rope().clone()) {
         UpdateKind::Spliced { walked_bytes } => walked_bytes,
         other => panic!("{other:?}"),
@@ -654,7 +638,6 @@ fn run_with_budget(file: &str, base: &str, ops: &[Op], budget: ParseBudget) {
     let mut doc = Document::new(base, 1, "x");
     let mut live = OpenDoc::open(lang, 1, doc.rope().clone()).unwrap();
     live.set_parse_budget(budget);
-    let enc = PositionEncoding::Utf8;
     let mut held = None;
     for (n, op) in ops.iter().enumerate() {
         let rope = doc.rope().clone();
@@ -673,11 +656,7 @@ fn run_with_budget(file: &str, base: &str, ops: &[Op], budget: ParseBudget) {
                 (c, c, SNIPPETS[*snippet])
             }
         };
-        let range = Range {
-            start: byte_to_position(&rope, rope.char_to_byte(start_c), enc),
-            end: byte_to_position(&rope, rope.char_to_byte(end_c), enc),
-        };
-        let edit = doc.apply_change(Some(range), text, enc);
+        let edit = doc.replace(rope.char_to_byte(start_c)..rope.char_to_byte(end_c), text);
         live.apply(n as i32 + 2, &[edit], doc.rope().clone());
         assert_eq!(live.text(), doc.text().as_bytes());
         let len = live.text().len() as u32;
@@ -751,12 +730,7 @@ fn an_opened_triple_quote_is_parsed_in_the_background() {
     let at = src.find("\n\n").unwrap() + 2;
     let mut kinds = Vec::new();
     for (v, ch) in "x = \"\"\"".chars().enumerate() {
-        let pos = byte_to_position(doc.rope(), at + v, PositionEncoding::Utf8);
-        let edit = doc.apply_change(
-            Some(Range::new(pos, pos)),
-            &ch.to_string(),
-            PositionEncoding::Utf8,
-        );
+        let edit = doc.replace(at + v..at + v, &ch.to_string());
         kinds.push(live.apply(v as i32 + 2, &[edit], doc.rope().clone()));
     }
     assert_eq!(kinds.last(), Some(&UpdateKind::Pending), "{kinds:?}");
@@ -816,9 +790,8 @@ fn a_function_typed_before_a_huge_bundle_defers_the_huge_walk_and_settles_exact(
     live.set_parse_budget(ParseBudget::from_ms(10_000));
     let (mut offset, mut deferred) = (at, 0);
     for (v, ch) in snippet.chars().enumerate() {
-        let pos = byte_to_position(doc.rope(), offset, PositionEncoding::Utf8);
         let s = ch.to_string();
-        let edit = doc.apply_change(Some(Range::new(pos, pos)), &s, PositionEncoding::Utf8);
+        let edit = doc.replace(offset..offset, &s);
         match live.apply(v as i32 + 2, &[edit], doc.rope().clone()) {
             UpdateKind::Spliced { walked_bytes } => assert!(
                 walked_bytes <= 48 * 1024,

@@ -1,5 +1,5 @@
-//! `mira.askSymbol`, `mira.explain`, `mira.fix`, `mira.edit`: turns about a place in the code.
-//! The handler resolves the place through the live index (in memory, fast) so bad arguments
+//! `mira.askSymbol`, `mira.explain`, `mira.fix`, `mira.edit`: turns about a place in the code
+//! (the questions and the focus are `agent::actions`'). The handler resolves the place through the live index (in memory, fast) so bad arguments
 //! get an error at once; the turn itself runs in the background like `mira.ask`, with the
 //! symbol in focus (definition, callers, callees, anchored memories) in its context.
 
@@ -8,11 +8,12 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 use tower_lsp_server::ls_types::*;
 
+use super::super::from_proto;
 use super::super::state::{Focus, ServerState};
 use super::{FocusAnchor, editor_context, start_turn};
-use crate::agent::{EditorContext, SymbolFocus};
+use crate::agent::{EditorContext, SymbolFocus, actions};
 use crate::index::SymbolContext;
-use crate::surface::commands::{AskArgs, EditArgs, FixArgs, RangeArgs, SymbolArgs};
+use crate::lsp::ext::{AskArgs, EditArgs, FixArgs, RangeArgs, SymbolArgs};
 
 type Outcome = std::result::Result<Value, String>;
 
@@ -24,25 +25,11 @@ fn index(state: &ServerState) -> std::result::Result<&crate::index::IndexHandle,
 }
 
 fn focus_of(cx: &SymbolContext) -> (SymbolFocus, FocusAnchor) {
-    let i = &cx.info;
-    let focus = SymbolFocus {
-        name: cx.qualified.clone(),
-        kind: i.kind.to_string(),
-        path: cx.key.clone(),
-        line: i.range.start.line + 1,
-        language: crate::index::Lang::for_path(&i.path).map(|l| l.name().to_string()),
-        signature: i.signature.clone(),
-        doc: i.doc.clone(),
-        code: cx.code.clone(),
-        callers: cx.callers.clone(),
-        callees: cx.callees.clone(),
-        memories: Vec::new(),
-    };
     let anchor = FocusAnchor {
         key: cx.key.clone(),
         qualified: cx.qualified.clone(),
     };
-    (focus, anchor)
+    (actions::focus_of(cx), anchor)
 }
 
 /// The editor context for `range` (selection text, or the lines around it).
@@ -59,11 +46,7 @@ fn place(state: &ServerState, uri: &Uri, range: Option<Range>) -> Option<EditorC
 }
 
 fn lines(r: &Range) -> String {
-    if r.start.line == r.end.line {
-        format!("line {}", r.start.line + 1)
-    } else {
-        format!("lines {}–{}", r.start.line + 1, r.end.line + 1)
-    }
+    actions::lines(r.start.line, r.end.line)
 }
 
 /// The symbol enclosing `range`, when there is one; other errors (not open, past the end)
@@ -73,8 +56,11 @@ async fn enclosing(
     uri: &Uri,
     range: Range,
 ) -> std::result::Result<Option<SymbolContext>, String> {
-    match index(state)?
-        .enclosing(uri, range, state.encoding())
+    let index = index(state)?;
+    let (start, end) = from_proto::focus_range(&state.documents(), state.encoding(), uri, range)
+        .map_err(|e| e.to_string())?;
+    match index
+        .enclosing(&from_proto::doc(uri), start, end)
         .await
         .map_err(|e| e.to_string())?
     {
@@ -87,17 +73,21 @@ async fn enclosing(
 /// `mira.askSymbol {uri, position}`: "Ask Mira about this symbol", resolved to its
 /// definition in any file.
 pub async fn ask_symbol(state: &Arc<ServerState>, args: SymbolArgs) -> Outcome {
-    let cx = index(state)?
-        .symbol_at(&args.uri, args.position, state.encoding())
+    let index = index(state)?;
+    let offset = from_proto::focus_offset(
+        &state.documents(),
+        state.encoding(),
+        &args.uri,
+        args.position,
+    )
+    .map_err(|e| e.to_string())?;
+    let cx = index
+        .symbol_at(&from_proto::doc(&args.uri), offset)
         .await
         .map_err(|e| e.to_string())?
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| from_proto::at_position(e, args.position).to_string())?;
     let (focus, anchor) = focus_of(&cx);
-    let question = format!(
-        "Tell me about `{}` ({} in {}:{}): what it does, how its callers use it, what it \
-         calls, and what to watch out for when changing it.",
-        focus.name, focus.kind, focus.path, focus.line
-    );
+    let question = actions::ask_symbol(&focus);
     let mut editor = place(
         state,
         &args.uri,
@@ -112,11 +102,7 @@ pub async fn ask_symbol(state: &Arc<ServerState>, args: SymbolArgs) -> Outcome {
 pub async fn explain(state: &Arc<ServerState>, args: RangeArgs) -> Outcome {
     let cx = enclosing(state, &args.uri, args.range).await?;
     let mut editor = place(state, &args.uri, Some(args.range)).unwrap_or_default();
-    let question = format!(
-        "Explain the selected code ({} of {}).",
-        lines(&args.range),
-        editor.path.as_deref().unwrap_or("this file")
-    );
+    let question = actions::explain(&lines(&args.range), editor.path.as_deref());
     let anchor = cx.map(|cx| {
         let (focus, anchor) = focus_of(&cx);
         editor.symbol = Some(focus);
@@ -154,17 +140,10 @@ pub async fn fix(state: &Arc<ServerState>, args: FixArgs) -> Outcome {
     let cx = enclosing(state, &args.uri, args.range).await?;
     let mut editor = place(state, &args.uri, Some(args.range)).unwrap_or_default();
     editor.diagnostics = args.diagnostics.iter().map(diagnostic_line).collect();
-    let question = format!(
-        "Fix this in {} ({}):\n{}\nChange the code with edit_file; keep the fix minimal and \
-         say what you changed.",
-        editor.path.as_deref().unwrap_or("this file"),
-        lines(&args.range),
-        editor
-            .diagnostics
-            .iter()
-            .map(|d| format!("- {d}"))
-            .collect::<Vec<_>>()
-            .join("\n")
+    let question = actions::fix(
+        editor.path.as_deref(),
+        &lines(&args.range),
+        &editor.diagnostics,
     );
     let anchor = cx.map(|cx| {
         let (focus, anchor) = focus_of(&cx);
@@ -212,18 +191,11 @@ pub async fn edit(state: &Arc<ServerState>, args: EditArgs) -> Outcome {
     };
     let mut editor = place(state, &uri, range).unwrap_or_default();
     let path = editor.path.clone().unwrap_or_else(|| "this file".into());
-    let question = match range {
-        Some(r) => format!(
-            "Edit {path}, {} (the selection): {}\nMake the change with edit_file and touch \
-             only that range unless the instruction needs more.",
-            lines(&r),
-            args.instruction.trim()
-        ),
-        None => format!(
-            "Edit {path}: {}\nMake the change with edit_file.",
-            args.instruction.trim()
-        ),
-    };
+    let question = actions::edit(
+        &path,
+        range.map(|r| lines(&r)).as_deref(),
+        &args.instruction,
+    );
     let anchor = cx.map(|cx| {
         let (focus, anchor) = focus_of(&cx);
         editor.symbol = Some(focus);

@@ -1,6 +1,5 @@
 //! The turn's host over LSP: open buffers, versioned model edits, approvals, proposals.
 
-use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -10,11 +9,11 @@ use tower_lsp_server::ls_types::request::ApplyWorkspaceEdit;
 use tower_lsp_server::ls_types::*;
 
 use super::super::state::ServerState;
+use super::super::to_proto;
 use super::Out;
+use crate::agent::proposals;
 use crate::agent::{EditOutcome, FileEdit, OpenDocument, TurnEvent, TurnHost};
-use crate::documents::{PositionEncoding, char_to_position, path_to_uri};
-use crate::surface::chat as chat_surface;
-use crate::surface::proposals;
+use crate::index::crawl;
 
 pub(super) struct LspHost {
     pub(super) state: Arc<ServerState>,
@@ -40,7 +39,8 @@ impl LspHost {
             .session()
             .map(|s| s.project.root.clone())
             .unwrap_or_default();
-        let shown = chat_surface::relative(&root, &edit.path);
+        let shown =
+            crawl::relative(&root, &edit.path).unwrap_or_else(|| edit.path.display().to_string());
         super::super::editor::refresh_proposals(&self.state);
         let _ = self.out.send(Out::Note {
             text: proposals::transcript_block(id, &shown, &edit.diff),
@@ -62,7 +62,7 @@ impl TurnHost for LspHost {
     }
 
     fn open_document(&self, path: &Path) -> Option<OpenDocument> {
-        let uri = path_to_uri(path)?;
+        let uri = to_proto::uri(path)?;
         let docs = self.state.documents();
         docs.get(&uri).map(|d| OpenDocument {
             version: d.version(),
@@ -110,43 +110,22 @@ impl TurnHost for LspHost {
     }
 }
 
-/// The smallest single edit turning `base` into `new`: common prefix and suffix kept.
-fn minimal_edit(base: &str, new: &str, enc: PositionEncoding) -> TextEdit {
-    let b: Vec<char> = base.chars().collect();
-    let n: Vec<char> = new.chars().collect();
-    let prefix = b.iter().zip(&n).take_while(|(x, y)| x == y).count();
-    let max_suffix = b.len().min(n.len()) - prefix;
-    let suffix = b
-        .iter()
-        .rev()
-        .zip(n.iter().rev())
-        .take(max_suffix)
-        .take_while(|(x, y)| x == y)
-        .count();
-    let rope = ropey::Rope::from_str(base);
-    let start = char_to_position(&rope, prefix, enc);
-    let end = char_to_position(&rope, b.len() - suffix, enc);
-    TextEdit {
-        range: Range { start, end },
-        new_text: n[prefix..n.len() - suffix].iter().collect(),
-    }
-}
-
 /// A model edit as a versioned `workspace/applyEdit`. Refused — never clobbering — when the
 /// user changed the file since the tool read it; the editor also rejects a stale version.
 pub(super) async fn apply_file_edit(state: Arc<ServerState>, edit: FileEdit) -> EditOutcome {
-    let Some(uri) = path_to_uri(&edit.path) else {
+    let Some(uri) = to_proto::uri(&edit.path) else {
         return EditOutcome::Rejected(format!("{} is not a file path", edit.path.display()));
     };
-    let current = state.documents().get(&uri).map(|d| (d.version(), d.text()));
+    let current = state.documents().get(&uri).map(|d| OpenDocument {
+        version: d.version(),
+        text: d.text(),
+    });
     let version = match current {
-        Some((v, text)) => {
-            if edit.base_version.is_some_and(|b| b != v) || text != edit.base_text {
-                return EditOutcome::Stale(
-                    "you changed the file in the editor since Mira read it".into(),
-                );
+        Some(doc) => {
+            if let Some(why) = edit.stale_in_editor(&doc) {
+                return EditOutcome::Stale(why);
             }
-            Some(v)
+            Some(doc.version)
         }
         None => {
             let path = edit.path.clone();
@@ -154,14 +133,8 @@ pub(super) async fn apply_file_edit(state: Arc<ServerState>, edit: FileEdit) -> 
                 .await
                 .ok()
                 .flatten();
-            match (&on_disk, edit.create) {
-                (Some(t), false) if *t == edit.base_text => {}
-                (None, true) => {}
-                _ => {
-                    return EditOutcome::Stale(
-                        "the file on disk changed since Mira read it".into(),
-                    );
-                }
+            if let Some(why) = edit.stale_on_disk(on_disk.as_deref()) {
+                return EditOutcome::Stale(why);
             }
             None
         }
@@ -174,13 +147,7 @@ pub(super) async fn apply_file_edit(state: Arc<ServerState>, edit: FileEdit) -> 
                 .into(),
         );
     }
-    let document_changes = features.document_changes;
-    let can_create = features.create_files;
-    // Clients with change annotations (VS Code) show model edits in their refactor preview.
-    let annotate = features.change_annotations;
-    let annotation = annotate.then(|| "mira".to_string());
-    let text_edit = minimal_edit(&edit.base_text, &edit.new_text, state.encoding());
-    if edit.create && !(document_changes && can_create) {
+    if edit.create && !(features.document_changes && features.create_files) {
         // The client cannot create files: create it empty, then fill it through the editor.
         let path = edit.path.clone();
         let made = tokio::task::spawn_blocking(move || {
@@ -192,54 +159,8 @@ pub(super) async fn apply_file_edit(state: Arc<ServerState>, edit: FileEdit) -> 
             return EditOutcome::Rejected(format!("cannot create {}", edit.path.display()));
         }
     }
-    let workspace_edit = if document_changes {
-        let mut ops = Vec::new();
-        if edit.create && can_create {
-            ops.push(DocumentChangeOperation::Op(ResourceOp::Create(
-                CreateFile {
-                    uri: uri.clone(),
-                    options: Some(CreateFileOptions {
-                        overwrite: Some(false),
-                        ignore_if_exists: Some(true),
-                    }),
-                    annotation_id: annotation.clone(),
-                },
-            )));
-        }
-        ops.push(DocumentChangeOperation::Edit(TextDocumentEdit {
-            text_document: OptionalVersionedTextDocumentIdentifier {
-                uri: uri.clone(),
-                version,
-            },
-            edits: vec![match &annotation {
-                Some(id) => OneOf::Right(AnnotatedTextEdit {
-                    text_edit,
-                    annotation_id: id.clone(),
-                }),
-                None => OneOf::Left(text_edit),
-            }],
-        }));
-        let change_annotations = annotation.map(|id| {
-            HashMap::from([(
-                id,
-                ChangeAnnotation {
-                    label: "Mira".into(),
-                    needs_confirmation: Some(true),
-                    description: Some("an edit proposed by the model".into()),
-                },
-            )])
-        });
-        WorkspaceEdit {
-            document_changes: Some(DocumentChanges::Operations(ops)),
-            change_annotations,
-            ..Default::default()
-        }
-    } else {
-        WorkspaceEdit {
-            changes: Some(HashMap::from([(uri.clone(), vec![text_edit])])),
-            ..Default::default()
-        }
-    };
+    let text_edit = to_proto::minimal_edit(&edit.base_text, &edit.new_text, state.encoding());
+    let workspace_edit = to_proto::file_edit(&uri, version, text_edit, edit.create, &features);
     let label = format!(
         "Mira: edit {}",
         edit.path
@@ -263,41 +184,5 @@ pub(super) async fn apply_file_edit(state: Arc<ServerState>, edit: FileEdit) -> 
         Err(e) => {
             EditOutcome::Rejected(format!("the editor answered with an error: {}", e.message))
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn minimal_edits_touch_only_what_changed() {
-        let e = minimal_edit(
-            "fn a() {\n    41\n}\n",
-            "fn a() {\n    42\n}\n",
-            PositionEncoding::Utf16,
-        );
-        assert_eq!(
-            e.range,
-            Range {
-                start: Position::new(1, 5),
-                end: Position::new(1, 6)
-            }
-        );
-        assert_eq!(e.new_text, "2");
-        let e = minimal_edit("é😀x", "é😀yx", PositionEncoding::Utf16);
-        assert_eq!(
-            (e.range.start, e.new_text.as_str()),
-            (Position::new(0, 3), "y")
-        );
-        let e = minimal_edit("aaa", "aa", PositionEncoding::Utf8);
-        assert_eq!(
-            (
-                e.range.start.character,
-                e.range.end.character,
-                e.new_text.as_str()
-            ),
-            (2, 3, "")
-        );
     }
 }

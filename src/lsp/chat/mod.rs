@@ -15,72 +15,41 @@ pub use actions::{ask_symbol, edit, explain, fix};
 
 pub use proposals::{apply_proposal, reject_proposal};
 
-use std::collections::HashMap;
 use std::path::Path;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
-use tokio_util::sync::CancellationToken;
 use tower_lsp_server::jsonrpc::{Error, Result};
 use tower_lsp_server::ls_types::*;
 
-use super::server::Backend;
-use super::state::ServerState;
+use super::state::{Chat, ChatOut as Out, ServerState};
+use super::{from_proto, to_proto};
 use crate::agent::conversation::{self, TurnView};
-use crate::agent::{Agent, Ask, EditorContext, TurnEvent, new_turn_id};
-use crate::config::Loaded;
-use crate::documents::{path_to_uri, position_to_char, uri_to_path};
+use crate::agent::{Agent, Ask, EditorContext};
+use crate::index::crawl;
+use crate::lsp::ext::{AskArgs, CancelArgs};
+use crate::lsp::transcript;
+use crate::session::{self, turns::TurnRequest};
 use crate::store::Store;
-use crate::surface::chat as chat_surface;
-use crate::surface::commands::{AskArgs, CancelArgs};
-use crate::surface::transcript;
 use host::LspHost;
 use writer::Writer;
-
-/// Chat state of one server: the agent (rebuilt when the configuration changes), running
-/// turns by id, and the writer task.
-#[derive(Default)]
-pub struct Chat {
-    agent: Mutex<Option<(Arc<Loaded>, Arc<Agent>)>>,
-    running: Mutex<HashMap<String, CancellationToken>>,
-    writer: OnceLock<mpsc::UnboundedSender<Out>>,
-}
-
-enum Out {
-    Event {
-        turn: String,
-        event: TurnEvent,
-    },
-    /// Text for the transcript outside the model's stream (a proposal's diff).
-    Note {
-        text: String,
-    },
-    Open,
-}
 
 impl Chat {
     /// The agent for the current configuration, over the server's memory service (its
     /// embedder, recall weights and embedding worker) and its live index.
     fn agent(&self, state: &ServerState, store: &Store) -> Arc<Agent> {
-        let config = state.config();
-        let mut slot = self.agent.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some((c, a)) = slot.as_ref()
-            && Arc::ptr_eq(c, &config)
-        {
-            return a.clone();
-        }
-        let mut agent = Agent::from_config(store.clone(), &config);
-        if let Some(memory) = state.memory() {
-            agent = agent.with_memory(memory.clone());
-        }
-        if let Some(index) = state.index.handle() {
-            agent = agent.with_index(index.clone());
-        }
-        let agent = Arc::new(agent);
-        *slot = Some((config, agent.clone()));
-        agent
+        self.turns.agent(state.config(), |config| {
+            let mut agent = Agent::from_config(store.clone(), config);
+            if let Some(memory) = state.memory() {
+                agent = agent.with_memory(memory.clone());
+            }
+            if let Some(index) = state.index.handle() {
+                agent = agent.with_index(index.clone());
+            }
+            agent
+        })
     }
 
     fn writer(&self, state: &Arc<ServerState>) -> mpsc::UnboundedSender<Out> {
@@ -92,10 +61,6 @@ impl Chat {
                 tx
             })
             .clone()
-    }
-
-    fn running(&self) -> std::sync::MutexGuard<'_, HashMap<String, CancellationToken>> {
-        self.running.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
 
@@ -128,7 +93,7 @@ pub(super) struct FocusAnchor {
 pub(super) fn start_turn(
     state: &Arc<ServerState>,
     question: String,
-    mut editor: Option<EditorContext>,
+    editor: Option<EditorContext>,
     anchor: Option<FocusAnchor>,
     effort: Option<crate::llm::Effort>,
 ) -> std::result::Result<Value, String> {
@@ -137,69 +102,42 @@ pub(super) fn start_turn(
         .store()
         .map_err(|e| format!("memory and conversation are unavailable: {e}"))?
         .clone();
-    let turn = new_turn_id();
-    let cancel = CancellationToken::new();
-    state.chat.running().insert(turn.clone(), cancel.clone());
+    let (turn, cancel) = state.chat.turns.begin();
     let host = LspHost {
         state: state.clone(),
         out: state.chat.writer(state),
         turn: turn.clone(),
     };
+    let request = TurnRequest {
+        question,
+        editor,
+        anchor: anchor.map(|a| (a.key, a.qualified)),
+        effort,
+        source: "lsp",
+    };
     let project = session.project.clone();
     let st = state.clone();
-    let id = turn.clone();
-    tokio::spawn(async move {
-        if let (Some(a), Some(focus)) = (anchor, editor.as_mut().and_then(|e| e.symbol.as_mut())) {
-            focus.memories = super::editor::anchored_memories(&st, a.key, a.qualified)
-                .await
-                .into_iter()
-                .map(|m| crate::agent::AnchoredNote {
-                    id: m.id,
-                    body: m.body,
-                    stale: m.stale,
-                })
-                .collect();
-        }
-        // Building the agent (HTTP client) and the project row are blocking work: off the
-        // runtime, and never in the handler.
-        let s = store.clone();
-        let st2 = st.clone();
-        let prepared = tokio::task::spawn_blocking(move || {
-            (
-                st2.chat.agent(&st2, &s),
-                chat_surface::project_info(&s, &project),
-            )
-        })
-        .await;
-        match prepared {
-            Ok((agent, project)) => {
-                let ask = Ask {
-                    turn: id.clone(),
-                    question,
-                    project,
-                    editor,
-                    effort,
-                    source: "lsp",
-                };
-                agent.run(ask, &host, &cancel).await;
-            }
-            Err(e) => tracing::error!("turn {id} could not start: {e}"),
-        }
-        st.chat.running().remove(&id);
-    });
+    // Building the agent (HTTP client) and the project row are blocking work: off the
+    // runtime, and never in the handler.
+    let prepare = move || {
+        (
+            st.chat.agent(&st, &store),
+            session::project_info(&store, &project),
+        )
+    };
+    state.chat.turns.spawn(
+        (turn.clone(), cancel),
+        request,
+        state.editor.anchors.clone(),
+        prepare,
+        host,
+    );
     Ok(json!({ "turn": turn }))
 }
 
 /// `mira.cancel`: the named turn, or every running one.
 pub fn cancel(state: &Arc<ServerState>, args: CancelArgs) -> Value {
-    let running = state.chat.running();
-    let mut cancelled = Vec::new();
-    for (id, token) in running.iter() {
-        if args.turn.as_ref().is_none_or(|t| t == id) {
-            token.cancel();
-            cancelled.push(id.clone());
-        }
-    }
+    let cancelled = state.chat.turns.cancel(args.turn.as_deref());
     if cancelled.is_empty() {
         state.show(MessageType::INFO, "Mira: no turn is running");
     }
@@ -210,7 +148,7 @@ pub fn cancel(state: &Arc<ServerState>, args: CancelArgs) -> Value {
 pub fn open_conversation(state: &Arc<ServerState>) -> Value {
     let _ = state.chat.writer(state).send(Out::Open);
     let path = transcript::path(&state.config().config.store.home);
-    json!({ "uri": path_to_uri(&path).map(|u| u.as_str().to_string()) })
+    json!({ "uri": to_proto::uri(&path).map(|u| u.as_str().to_string()) })
 }
 
 #[derive(Debug, Deserialize)]
@@ -221,18 +159,16 @@ pub struct HistoryParams {
     pub before: Option<String>,
 }
 
-impl Backend {
-    /// `mira/history {limit, before?}` → the newest turns, oldest first.
-    pub async fn history(&self, params: HistoryParams) -> Result<Vec<TurnView>> {
-        let store = self.state.store().map_err(Error::invalid_params)?.clone();
-        let limit = params.limit.unwrap_or(20).min(500);
-        tokio::task::spawn_blocking(move || {
-            store.read(|c| conversation::history(c, limit, params.before.as_deref()))
-        })
-        .await
-        .map_err(|e| Error::invalid_params(e.to_string()))?
-        .map_err(|e| Error::invalid_params(e.to_string()))
-    }
+/// `mira/history {limit, before?}` → the newest turns, oldest first.
+pub async fn history(state: &ServerState, params: HistoryParams) -> Result<Vec<TurnView>> {
+    let store = state.store().map_err(Error::invalid_params)?.clone();
+    let limit = params.limit.unwrap_or(20).min(500);
+    tokio::task::spawn_blocking(move || {
+        store.read(|c| conversation::history(c, limit, params.before.as_deref()))
+    })
+    .await
+    .map_err(|e| Error::invalid_params(e.to_string()))?
+    .map_err(|e| Error::invalid_params(e.to_string()))
 }
 
 #[derive(Debug, Deserialize)]
@@ -261,59 +197,56 @@ pub struct ContextReport {
     pub provider_error: Option<String>,
 }
 
-impl Backend {
-    /// `mira/context {uri?, position?, range?, question?}`: transparency about context.
-    pub async fn context(&self, params: ContextParams) -> Result<ContextReport> {
-        let state = &self.state;
-        let session = state.session().ok_or_else(Error::invalid_request)?;
-        let store = state.store().map_err(Error::invalid_params)?.clone();
-        let args = AskArgs {
-            question: params.question.unwrap_or_else(|| "(your question)".into()),
-            uri: params.uri,
-            range: params.range,
-            position: params.position,
-            effort: None,
-        };
-        let editor = editor_context(state, &session.project.root, &args);
-        let project = session.project.clone();
-        let st = state.clone();
-        // Building the agent (HTTP client) and the project row are blocking work.
-        let (agent, project) = tokio::task::spawn_blocking(move || {
-            (
-                st.chat.agent(&st, &store),
-                chat_surface::project_info(&store, &project),
-            )
-        })
-        .await
-        .map_err(|e| Error::invalid_params(e.to_string()))?;
-        let ask = Ask {
-            turn: String::new(),
-            question: args.question,
-            project,
-            editor,
-            effort: None,
-            source: "lsp",
-        };
-        let (req, sections) = agent.preview(&ask).await.map_err(Error::invalid_params)?;
-        let (provider, endpoint, body) = match agent.provider() {
-            Ok(c) => (
-                Some(c.settings().kind.as_str().to_string()),
-                Some(c.endpoint()),
-                Some(c.body(&req)),
-            ),
-            Err(_) => (None, None, None),
-        };
-        let provider_error = agent.provider().err().map(|e| e.to_string());
-        let req = req.system;
-        Ok(ContextReport {
-            provider,
-            endpoint,
-            body,
-            system: req,
-            sections,
-            provider_error,
-        })
-    }
+/// `mira/context {uri?, position?, range?, question?}`: transparency about context.
+pub async fn context(state: &Arc<ServerState>, params: ContextParams) -> Result<ContextReport> {
+    let session = state.session().ok_or_else(Error::invalid_request)?;
+    let store = state.store().map_err(Error::invalid_params)?.clone();
+    let args = AskArgs {
+        question: params.question.unwrap_or_else(|| "(your question)".into()),
+        uri: params.uri,
+        range: params.range,
+        position: params.position,
+        effort: None,
+    };
+    let editor = editor_context(state, &session.project.root, &args);
+    let project = session.project.clone();
+    let st = state.clone();
+    // Building the agent (HTTP client) and the project row are blocking work.
+    let (agent, project) = tokio::task::spawn_blocking(move || {
+        (
+            st.chat.agent(&st, &store),
+            session::project_info(&store, &project),
+        )
+    })
+    .await
+    .map_err(|e| Error::invalid_params(e.to_string()))?;
+    let ask = Ask {
+        turn: String::new(),
+        question: args.question,
+        project,
+        editor,
+        effort: None,
+        source: "lsp",
+    };
+    let (req, sections) = agent.preview(&ask).await.map_err(Error::invalid_params)?;
+    let (provider, endpoint, body) = match agent.provider() {
+        Ok(c) => (
+            Some(c.settings().kind.as_str().to_string()),
+            Some(c.endpoint()),
+            Some(c.body(&req)),
+        ),
+        Err(_) => (None, None, None),
+    };
+    let provider_error = agent.provider().err().map(|e| e.to_string());
+    let req = req.system;
+    Ok(ContextReport {
+        provider,
+        endpoint,
+        body,
+        system: req,
+        sections,
+        provider_error,
+    })
 }
 
 pub(super) fn editor_context(
@@ -322,11 +255,11 @@ pub(super) fn editor_context(
     args: &AskArgs,
 ) -> Option<EditorContext> {
     let uri = args.uri.as_ref()?;
-    let path = uri_to_path(uri)?;
+    let path = from_proto::path(uri)?;
     let enc = state.encoding();
     let docs = state.documents();
     let mut cx = EditorContext {
-        path: Some(chat_surface::relative(root, &path)),
+        path: Some(crawl::relative(root, &path).unwrap_or_else(|| path.display().to_string())),
         ..Default::default()
     };
     let Some(doc) = docs.get(uri) else {
@@ -336,8 +269,8 @@ pub(super) fn editor_context(
     let rope = doc.rope();
     if let Some(r) = args.range.filter(|r| r.start != r.end) {
         let (a, b) = (
-            position_to_char(rope, r.start, enc),
-            position_to_char(rope, r.end, enc),
+            from_proto::char_index(rope, r.start, enc),
+            from_proto::char_index(rope, r.end, enc),
         );
         let sel: String = rope
             .slice(a.min(b)..a.max(b))

@@ -6,11 +6,11 @@ use serde_json::{Value, json};
 use tower_lsp_server::ls_types::*;
 
 use super::super::state::ServerState;
+use super::super::to_proto;
 use super::host::apply_file_edit;
+use crate::agent::proposals::{self, ProposalStatus};
 use crate::agent::{EditOutcome, FileEdit};
-use crate::documents::path_to_uri;
 use crate::store::Store;
-use crate::surface::proposals::{self, ProposalStatus};
 
 fn proposal_store(state: &ServerState) -> std::result::Result<Store, String> {
     state
@@ -37,7 +37,7 @@ pub async fn apply_proposal(
     }
     let st = state.clone();
     tokio::spawn(async move {
-        let uri = path_to_uri(&p.path);
+        let uri = to_proto::uri(&p.path);
         let open = uri.and_then(|u| st.documents().get(&u).map(|d| (d.version(), d.text())));
         let (version, current) = match open {
             Some((v, t)) => (Some(v), Some(t)),

@@ -13,11 +13,12 @@ use tower_lsp_server::ls_types::request::ApplyWorkspaceEdit;
 use tower_lsp_server::ls_types::*;
 
 use super::super::state::ServerState;
+use super::super::to_proto;
 use super::Out;
 use crate::agent::conversation::{self, TurnView};
 use crate::agent::{TurnEvent, TurnStatus};
-use crate::documents::{PositionEncoding, char_to_position, path_to_uri};
-use crate::surface::transcript::{self, Coalescer};
+use crate::documents::PositionEncoding;
+use crate::lsp::transcript::{self, Coalescer};
 
 // Custom notifications, sent only when `initializationOptions.mira.notifications = true`.
 
@@ -199,7 +200,7 @@ pub(super) struct Writer {
 impl Writer {
     pub(super) fn new(state: Arc<ServerState>) -> Writer {
         let path = transcript::path(&state.config().config.store.home);
-        let uri = path_to_uri(&path);
+        let uri = to_proto::uri(&path);
         Writer {
             state,
             path,
@@ -254,7 +255,7 @@ impl Writer {
                 self.flush().await;
                 let text = self.current().await;
                 // A new name each time: Helix only focuses a document it already has open.
-                let name = format!("conversation-{}", crate::store::now_millis());
+                let name = format!("conversation-{}", crate::agent::conversation::now_ms());
                 self.show_snapshot(text, &name).await;
             }
             Out::Open => {
@@ -605,7 +606,7 @@ impl Writer {
             return;
         }
         self.model.set(text);
-        let Some(uri) = path_to_uri(&file) else {
+        let Some(uri) = to_proto::uri(&file) else {
             return;
         };
         let line = self.model.text[..self.model.text.rfind("### You").unwrap_or(0)]
@@ -702,5 +703,5 @@ fn prune(dir: &std::path::Path, keep: usize) {
 /// The position just past the end of `text` in the session's encoding.
 fn end_position(text: &str, enc: PositionEncoding) -> Position {
     let rope = ropey::Rope::from_str(text);
-    char_to_position(&rope, rope.len_chars(), enc)
+    to_proto::char_position(&rope, rope.len_chars(), enc)
 }

@@ -1,9 +1,9 @@
 //! `mira doctor`: the effective configuration with sources, the project, the store, the
 //! provider — and every problem, worded so the user knows what to do.
 
-use crate::config::{self, ConfigInputs, Loaded, ReportLine};
-use crate::project::{self, Project};
-use crate::store::{SCHEMA_VERSION, Store, sessions};
+use mira::config::{self, ConfigInputs, Loaded, ReportLine};
+use mira::project::{self, Project};
+use mira::store::{SCHEMA_VERSION, Store, sessions};
 use std::path::{Path, PathBuf};
 
 #[derive(Debug)]
@@ -42,7 +42,7 @@ pub struct LogsReport {
     /// The newest daily log file, if any.
     pub latest: Option<PathBuf>,
     pub crashes: PathBuf,
-    pub last_crash: Option<crate::crashlog::Crash>,
+    pub last_crash: Option<mira::crashlog::Crash>,
 }
 
 #[derive(Debug)]
@@ -56,17 +56,17 @@ pub struct Doctor {
     pub provider: String,
     /// A local model server, asked for its models and the model's window (hosted providers
     /// are not called: the doctor works offline; `mira models` asks them).
-    pub server: Option<crate::llm::ServerReport>,
+    pub server: Option<mira::llm::ServerReport>,
     /// The project's own instructions for the model (`AGENTS.md` …), as a turn at the
     /// project root reads them.
-    pub instructions: Vec<crate::agent::instructions::InstructionFile>,
+    pub instructions: Vec<mira::agent::instructions::InstructionFile>,
     pub secrets: SecretsReport,
     pub logs: Option<LogsReport>,
     pub problems: Vec<Problem>,
 }
 
 impl Doctor {
-    pub fn exit_code(&self) -> i32 {
+    pub fn exit_code(&self) -> u8 {
         if self
             .problems
             .iter()
@@ -81,7 +81,7 @@ impl Doctor {
     }
 }
 
-pub fn run(inputs: ConfigInputs, start: &Path) -> Doctor {
+pub fn run(rt: &tokio::runtime::Runtime, inputs: ConfigInputs, start: &Path) -> Doctor {
     let project = project::detect(start);
     let inputs = ConfigInputs {
         project_root: Some(project.root.clone()),
@@ -148,8 +148,10 @@ pub fn run(inputs: ConfigInputs, start: &Path) -> Doctor {
         Some(l) => describe_provider(l),
         None => "unknown (configuration not loaded)".into(),
     };
-    let server = loaded.as_ref().and_then(|l| local_server(l, &mut problems));
-    let instructions = crate::agent::instructions::gather(&project.root, None);
+    let server = loaded
+        .as_ref()
+        .and_then(|l| local_server(rt, l, &mut problems));
+    let instructions = mira::agent::instructions::gather(&project.root, None);
     let secrets = secrets_report(&project.root, loaded.as_ref(), &mut problems);
     let logs = loaded.as_ref().map(|l| logs_report(&l.config.store.home));
     Doctor {
@@ -169,16 +171,16 @@ pub fn run(inputs: ConfigInputs, start: &Path) -> Doctor {
 
 /// Asks a loopback provider's server what it serves; a server that is down or lacks the
 /// configured model is a problem worded with the fix.
-fn local_server(l: &Loaded, problems: &mut Vec<Problem>) -> Option<crate::llm::ServerReport> {
-    let settings = crate::llm::ProviderSettings::resolve(&l.config.provider, &l.keys).ok()?;
+fn local_server(
+    rt: &tokio::runtime::Runtime,
+    l: &Loaded,
+    problems: &mut Vec<Problem>,
+) -> Option<mira::llm::ServerReport> {
+    let settings = mira::llm::ProviderSettings::resolve(&l.config.provider, &l.keys).ok()?;
     if !settings.is_local() {
         return None;
     }
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .ok()?;
-    let report = rt.block_on(crate::llm::server_report(settings)).ok()?;
+    let report = rt.block_on(mira::llm::server_report(settings)).ok()?;
     match &report.models {
         Err(e) => problems.push(Problem::Runtime(e.clone())),
         Ok(list) if !report.has_model() => problems.push(Problem::Config(format!(
@@ -196,12 +198,12 @@ fn local_server(l: &Loaded, problems: &mut Vec<Problem>) -> Option<crate::llm::S
 }
 
 fn secrets_report(root: &Path, l: Option<&Loaded>, problems: &mut Vec<Problem>) -> SecretsReport {
-    let files = crate::sensitive::load_for(root).unwrap_or_else(|e| {
+    let files = mira::sensitive::load_for(root).unwrap_or_else(|e| {
         problems.push(Problem::Config(e.to_string()));
-        crate::sensitive::SensitiveFiles::built_in_only(root)
+        mira::sensitive::SensitiveFiles::built_in_only(root)
     });
     SecretsReport {
-        redaction_rules: crate::redact::rule_count(),
+        redaction_rules: mira::redact::rule_count(),
         file_rules: files.rule_count(),
         miraignore: files.sources().into_iter().map(Path::to_path_buf).collect(),
         allow_sensitive: l.is_some_and(|l| l.config.agent.allow_sensitive),
@@ -224,8 +226,8 @@ fn logs_report(home: &Path) -> LogsReport {
     });
     LogsReport {
         latest,
-        crashes: crate::crashlog::path(home),
-        last_crash: crate::crashlog::last(home),
+        crashes: mira::crashlog::path(home),
+        last_crash: mira::crashlog::last(home),
         dir,
     }
 }

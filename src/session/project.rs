@@ -1,6 +1,4 @@
-//! Chat plumbing shared by the LSP and the CLI: the project a turn runs in.
-
-use std::path::Path;
+//! The project a turn runs in, as every face (LSP, CLI, MCP) hands it to the agent.
 
 use crate::agent::ProjectInfo;
 use crate::agent::context::project_name;
@@ -17,12 +15,4 @@ pub fn project_info(store: &Store, project: &Project) -> ProjectInfo {
     let name = project_name(&root, Some(project.name.as_str()).filter(|n| !n.is_empty()));
     let id = store.write(|tx| projects::ensure(tx, &root, &name)).ok();
     ProjectInfo { id, root, name }
-}
-
-/// A root-relative display path, or the absolute one when outside the project.
-pub fn relative(root: &Path, path: &Path) -> String {
-    path.strip_prefix(root)
-        .unwrap_or(path)
-        .display()
-        .to_string()
 }

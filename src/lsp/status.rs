@@ -1,7 +1,6 @@
 //! `mira.status`: one summary of what this Mira process is attached to.
 
 use crate::project::Project;
-use crate::store::{Store, sessions};
 use serde::Serialize;
 
 #[derive(Debug, Serialize)]
@@ -149,13 +148,6 @@ impl From<&Project> for ProjectStatus {
             detection: p.detection.to_string(),
         }
     }
-}
-
-/// Reads the store: call from a blocking context.
-pub fn store_facts(store: &Store) -> (Option<u32>, usize) {
-    let schema = store.schema_version().ok();
-    let live = store.read(sessions::live).map(|l| l.len()).unwrap_or(0);
-    (schema, live)
 }
 
 impl Status {

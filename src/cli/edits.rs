@@ -1,7 +1,7 @@
 //! Writing a model's file edit to disk (the CLI path; the LSP path goes through the editor),
-//! refusing when the file changed since the edit was computed.
+//! refusing when the file changed since the edit was computed (`FileEdit::stale_on_disk`).
 
-use crate::agent::{EditOutcome, FileEdit};
+use mira::agent::{EditOutcome, FileEdit};
 
 pub fn write_if_unchanged(edit: &FileEdit) -> EditOutcome {
     let current = match std::fs::read_to_string(&edit.path) {
@@ -11,14 +11,8 @@ pub fn write_if_unchanged(edit: &FileEdit) -> EditOutcome {
             return EditOutcome::Rejected(format!("cannot read {}: {e}", edit.path.display()));
         }
     };
-    match (&current, edit.create) {
-        (Some(t), false) if *t == edit.base_text => {}
-        (None, true) => {}
-        (Some(_), true) => return EditOutcome::Stale("the file was created meanwhile".into()),
-        (None, false) => return EditOutcome::Stale("the file was deleted meanwhile".into()),
-        (Some(_), false) => {
-            return EditOutcome::Stale("the file on disk changed since it was read".into());
-        }
+    if let Some(why) = edit.stale_on_disk(current.as_deref()) {
+        return EditOutcome::Stale(why);
     }
     if let Some(dir) = edit.path.parent()
         && let Err(e) = std::fs::create_dir_all(dir)

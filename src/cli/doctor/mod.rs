@@ -1,12 +1,14 @@
-//! `mira doctor`: prints `surface::doctor`'s report (project, configuration with sources,
+//! `mira doctor`: prints the report `report.rs` gathers (project, configuration with sources,
 //! database, provider, embedder, project instructions, secrets, logs) and its problems.
 
 use mira::config::ConfigInputs;
-use mira::surface::doctor::{self, Problem};
+mod report;
 
-pub fn run(path: Option<std::path::PathBuf>) -> i32 {
+use report::{self as doctor, Problem};
+
+pub fn run(rt: &tokio::runtime::Runtime, path: Option<std::path::PathBuf>) -> super::CliResult {
     let start = path.unwrap_or_else(|| std::env::current_dir().unwrap_or_else(|_| "/".into()));
-    let d = doctor::run(ConfigInputs::from_process(None), &start);
+    let d = doctor::run(rt, ConfigInputs::from_process(None), &start);
 
     println!("Mira {}\n", env!("CARGO_PKG_VERSION"));
     println!("Project");
@@ -125,7 +127,7 @@ pub fn run(path: Option<std::path::PathBuf>) -> i32 {
             }
         }
     }
-    d.exit_code()
+    Ok(std::process::ExitCode::from(d.exit_code()))
 }
 
 fn print_embedder(p: &mira::embed::Probe) {

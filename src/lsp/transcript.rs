@@ -211,6 +211,7 @@ impl Coalescer {
         self.pending.push_str(text);
     }
 
+    #[cfg(test)]
     pub fn is_empty(&self) -> bool {
         self.pending.is_empty()
     }
