@@ -6,26 +6,29 @@ mod capabilities;
 mod chat;
 mod commands;
 mod complete;
+mod dispatch;
 mod editor;
 pub mod ext;
 mod features;
 mod from_proto;
+mod lifecycle;
 mod memory;
-mod server;
 mod state;
 mod status;
 mod symbols;
+mod text_sync;
 mod to_proto;
 mod transcript;
 pub mod transport;
 mod unwind;
 
+pub use dispatch::{Backend, build};
 pub use features::ClientFeatures;
-pub use server::{Backend, DocumentState, DocumentStateParams};
 pub use state::{Focus, ServeOptions, ServerState, Session};
+pub use text_sync::{DocumentState, DocumentStateParams};
 
 use tokio::io::{AsyncRead, AsyncWrite};
-use tower_lsp_server::{ClientSocket, LspService, Server};
+use tower_lsp_server::Server;
 
 /// How a served session ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -43,19 +46,6 @@ impl Outcome {
 /// Handlers run concurrently up to this many; text sync stays ordered because it mutates
 /// state before its first `.await`. Generous, so long requests never starve didChange.
 const CONCURRENCY: usize = 32;
-
-pub fn build(options: ServeOptions) -> (LspService<Backend>, ClientSocket) {
-    LspService::build(|client| Backend::new(client, options))
-        .custom_method("mira/documentState", Backend::document_state)
-        .custom_method("mira/memories", Backend::memories)
-        .custom_method("mira/goals", Backend::goals)
-        .custom_method("mira/tasks", Backend::tasks)
-        .custom_method(transport::OUT_OF_SYNC, Backend::out_of_sync)
-        .custom_method("mira/history", Backend::history)
-        .custom_method("mira/context", Backend::context)
-        .custom_method("textDocument/inlineCompletion", Backend::inline_completion)
-        .finish()
-}
 
 /// Serve one client over any byte streams (stdio in production, a duplex pipe in tests).
 /// Returns after `exit`, or when the input ends.

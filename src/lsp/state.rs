@@ -126,6 +126,8 @@ pub struct ServerState {
     memory: OnceLock<MemoryService>,
     /// Inline completion (`lsp::complete`), when a provider is configured.
     pub complete: CompleteSlot,
+    /// Said once `initialized` arrives: the client drops notifications sent earlier.
+    startup_notes: Mutex<Vec<(MessageType, String)>>,
 }
 
 impl ServerState {
@@ -151,7 +153,20 @@ impl ServerState {
             editor: Default::default(),
             memory: OnceLock::new(),
             complete: Default::default(),
+            startup_notes: Mutex::default(),
         }
+    }
+
+    /// Kept until `initialized`, when the client listens.
+    pub(super) fn note(&self, typ: MessageType, message: String) {
+        self.startup_notes
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push((typ, message));
+    }
+
+    pub(super) fn take_startup_notes(&self) -> Vec<(MessageType, String)> {
+        std::mem::take(&mut *self.startup_notes.lock().unwrap_or_else(|e| e.into_inner()))
     }
 
     pub fn documents(&self) -> MutexGuard<'_, Documents> {
