@@ -3,6 +3,7 @@
 //! and the CLI alike; neither knows about providers or SQL.
 
 pub mod actions;
+pub mod config;
 pub mod context;
 pub mod conversation;
 pub mod focus;

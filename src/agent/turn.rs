@@ -9,10 +9,10 @@ use std::time::Instant;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use crate::config::{BashPolicy, Loaded};
+use super::config::{AgentConfig, BashPolicy};
 use crate::llm::{
-    Client, Completion, Delta, Effort, Item, LlmError, NoProvider, Previous, ProviderSettings,
-    Request, ToolCall, ToolResult, ToolSpec, Usage, Window,
+    ApiKeys, Client, Completion, Delta, Effort, Item, LlmError, NoProvider, Previous,
+    ProviderConfig, ProviderSettings, Request, ToolCall, ToolResult, ToolSpec, Usage, Window,
 };
 use crate::store::{Store, StoreError};
 
@@ -52,12 +52,12 @@ pub struct AgentSettings {
 
 impl Default for AgentSettings {
     fn default() -> Self {
-        AgentSettings::from_config(&crate::config::AgentConfig::default())
+        AgentSettings::from_config(&AgentConfig::default())
     }
 }
 
 impl AgentSettings {
-    pub fn from_config(c: &crate::config::AgentConfig) -> AgentSettings {
+    pub fn from_config(c: &AgentConfig) -> AgentSettings {
         AgentSettings {
             limits: Limits {
                 max_iterations: c.max_iterations.max(1),
@@ -141,14 +141,20 @@ impl Agent {
         }
     }
 
-    /// From the effective configuration: provider, limits, budgets, bash policy.
-    pub fn from_config(store: Store, loaded: &Loaded) -> Agent {
+    /// From the sections it reads: `[provider]` and its keys, and `[agent]` (limits, budgets,
+    /// bash policy). `config::Loaded::agent` passes them from the effective configuration.
+    pub fn configured(
+        store: Store,
+        provider: &ProviderConfig,
+        keys: &ApiKeys,
+        config: &AgentConfig,
+    ) -> Agent {
         let mut agent = Agent::new(
             store,
-            ProviderSettings::resolve(&loaded.config.provider, &loaded.keys),
-            AgentSettings::from_config(&loaded.config.agent),
+            ProviderSettings::resolve(provider, keys),
+            AgentSettings::from_config(config),
         );
-        for key in loaded.keys.secrets() {
+        for key in keys.secrets() {
             agent.redactor.add(key);
         }
         agent

@@ -29,7 +29,10 @@ pub(crate) fn memory_service(cx: &Workspace) -> Result<MemoryService, CliError> 
 
 /// The agent every CLI turn (and `mira context`) uses: configuration plus memory.
 pub(crate) fn build_agent(cx: &Workspace) -> Result<Agent, CliError> {
-    Ok(Agent::from_config(cx.store.clone(), &cx.loaded).with_memory(memory_service(cx)?))
+    Ok(cx
+        .loaded
+        .agent(cx.store.clone())
+        .with_memory(memory_service(cx)?))
 }
 
 /// Prints the sections of the context: name, tokens, what was cut, and the text.

@@ -2,7 +2,7 @@
 //! cursor, the context header and the answer's cap shrink together when the window is small
 //! (a 2,048-token llama.cpp server answers 400 to a prompt it cannot hold).
 
-use crate::config::CompletionConfig;
+use super::config::CompletionConfig;
 
 /// Token budgets of one completion request.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -10,6 +10,7 @@
 //! → cache it, record usage off the runtime.
 
 pub mod cache;
+pub mod config;
 pub mod context;
 pub mod fit;
 pub mod flight;
@@ -24,12 +25,12 @@ use std::time::{Duration, Instant};
 
 use crate::documents::DocId;
 
-use crate::config::{CompletionConfig, Env, Loaded};
 use crate::index::IndexHandle;
 use crate::llm::fim::{FimOutput, FimRequest};
 use crate::store::Store;
+use config::CompletionConfig;
 
-pub use provider::{CallError, Provider};
+pub use provider::{CallError, EnvLookup, Provider};
 pub use window::Window;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -90,22 +91,6 @@ pub struct Completer {
 }
 
 impl Completer {
-    /// `Ok(None)` when no completion provider is configured.
-    pub fn from_config(
-        loaded: &Loaded,
-        env: &Env,
-        sources: Sources,
-    ) -> Result<Option<Completer>, String> {
-        let Some(provider) = Provider::resolve(loaded, env)? else {
-            return Ok(None);
-        };
-        Ok(Some(Completer::new(
-            provider,
-            loaded.config.completion.clone(),
-            sources,
-        )))
-    }
-
     pub fn new(provider: Provider, cfg: CompletionConfig, sources: Sources) -> Completer {
         Completer {
             provider,

@@ -6,9 +6,9 @@ use std::time::Duration;
 use secrecy::{ExposeSecret, SecretString};
 use tokio_util::sync::CancellationToken;
 
-use crate::config::{CompletionConfig, CompletionProvider, Config, Env, Loaded};
+use super::config::{CompletionConfig, CompletionProvider};
 use crate::llm::fim::{FimClient, FimError, FimOutput, FimRequest, FimSettings, FimWire};
-use crate::llm::{self, Item, LlmError, PriceTable, ProviderSettings};
+use crate::llm::{self, ApiKeys, Item, LlmError, PriceTable, ProviderConfig, ProviderSettings};
 
 enum Backend {
     Fim(FimClient),
@@ -39,21 +39,29 @@ const FIM_SYSTEM: &str = "You are a code completion engine. The user shows a fil
 cursor marked <CURSOR>. Answer with exactly the text to insert at the cursor and nothing else: \
 no explanation, no Markdown fences, and never the text that already follows the cursor.";
 
-fn key_from_env(env: &Env, cfg: &CompletionConfig, default_var: &str) -> Option<SecretString> {
+/// An environment variable's value, set and non-empty (`config::Env::get`).
+pub type EnvLookup<'a> = &'a dyn Fn(&str) -> Option<String>;
+
+fn key_from_env(env: EnvLookup, cfg: &CompletionConfig, default_var: &str) -> Option<SecretString> {
     let var = cfg.api_key_env.as_deref().unwrap_or(default_var);
-    env.get(var).map(|k| SecretString::from(k.to_string()))
+    env(var).map(SecretString::from)
 }
 
 impl Provider {
     /// `None` when `[completion]` names no provider (completion is off); an error says what
-    /// to set when it names one that cannot work.
-    pub fn resolve(loaded: &Loaded, env: &Env) -> Result<Option<Provider>, String> {
-        let cfg = &loaded.config.completion;
+    /// to set when it names one that cannot work. `chat` and `keys` are `[provider]` and its
+    /// keys (the `chat` provider and the price table); `env` finds a FIM server's key.
+    pub fn resolve(
+        cfg: &CompletionConfig,
+        chat: &ProviderConfig,
+        keys: &ApiKeys,
+        env: EnvLookup,
+    ) -> Result<Option<Provider>, String> {
         let Some(kind) = cfg.provider else {
             return Ok(None);
         };
         if kind == CompletionProvider::Chat {
-            return Self::chat(&loaded.config, loaded).map(Some);
+            return Self::chat(cfg, chat, keys).map(Some);
         }
         let (wire, name, base, model, key_var) = match kind {
             CompletionProvider::OpenaiCompletions => (
@@ -128,15 +136,17 @@ impl Provider {
             backend: Backend::Fim(client),
             name,
             model,
-            prices: prices_from(&loaded.config),
+            prices: prices_from(chat),
             known: api_key.into_iter().collect(),
         }))
     }
 
-    fn chat(config: &Config, loaded: &Loaded) -> Result<Provider, String> {
-        let cfg = &config.completion;
-        let mut s =
-            ProviderSettings::resolve(&config.provider, &loaded.keys).map_err(|e| e.to_string())?;
+    fn chat(
+        cfg: &CompletionConfig,
+        chat: &ProviderConfig,
+        keys: &ApiKeys,
+    ) -> Result<Provider, String> {
+        let mut s = ProviderSettings::resolve(chat, keys).map_err(|e| e.to_string())?;
         // A stale completion is worthless: one attempt, short timeouts.
         s.retry.max_attempts = 1;
         s.max_output_tokens = cfg.max_tokens;
@@ -215,9 +225,9 @@ impl Provider {
     }
 }
 
-fn prices_from(config: &Config) -> PriceTable {
+fn prices_from(provider: &ProviderConfig) -> PriceTable {
     let mut t = PriceTable::default();
-    for (model, p) in &config.provider.prices {
+    for (model, p) in &provider.prices {
         t.set(
             model.clone(),
             llm::Price {

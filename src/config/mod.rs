@@ -4,6 +4,7 @@
 //! it), then merged as TOML tables while recording which layer set each key; the merged
 //! table is deserialised once into the typed [`Config`]. `mira doctor` prints that record.
 
+mod compose;
 mod layers;
 mod report;
 mod sections;

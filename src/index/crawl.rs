@@ -44,12 +44,12 @@ pub struct CrawlOptions {
 
 impl Default for CrawlOptions {
     fn default() -> Self {
-        CrawlOptions::from_config(&crate::config::IndexConfig::default())
+        CrawlOptions::from_config(&super::config::IndexConfig::default())
     }
 }
 
 impl CrawlOptions {
-    pub fn from_config(cfg: &crate::config::IndexConfig) -> Self {
+    pub fn from_config(cfg: &super::config::IndexConfig) -> Self {
         CrawlOptions {
             max_file_bytes: cfg.max_file_bytes,
             exclude: cfg.exclude.clone(),

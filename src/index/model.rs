@@ -7,7 +7,9 @@ use std::str::FromStr;
 /// The kinds of symbol the index distinguishes. Each maps onto one LSP `SymbolKind`
 /// (see [`SymbolKind::lsp_number`]); the extra kinds (impl, macro, type alias) keep
 /// information the CLI and ranking can use.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, PartialOrd, Ord)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, PartialOrd, Ord, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum SymbolKind {
     Module,
@@ -121,6 +123,15 @@ impl fmt::Display for SymbolKind {
 #[derive(Debug, thiserror::Error)]
 #[error("unknown symbol kind `{0}` (expected one of: {list})", list = SymbolKind::ALL.map(|k| k.as_str()).join(", "))]
 pub struct UnknownKind(pub String);
+
+/// Through [`FromStr`], so the model's tools accept what `mira symbols --kind` does (any case,
+/// `-` for `_`) and get the same error.
+impl<'de> serde::Deserialize<'de> for SymbolKind {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = <std::borrow::Cow<'de, str>>::deserialize(d)?;
+        s.parse().map_err(serde::de::Error::custom)
+    }
+}
 
 impl FromStr for SymbolKind {
     type Err = UnknownKind;
@@ -285,5 +296,31 @@ impl FileSymbols {
             Some(c) => format!("{c}{sep}{}", s.name),
             None => s.name.clone(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::SymbolKind;
+
+    /// The model's `find_symbol` takes the spellings `mira symbols --kind` does.
+    #[test]
+    fn a_kind_deserialises_as_it_parses() {
+        for (text, kind) in [
+            ("function", SymbolKind::Function),
+            ("Function", SymbolKind::Function),
+            ("type-alias", SymbolKind::TypeAlias),
+            ("enum_member", SymbolKind::EnumMember),
+        ] {
+            assert_eq!(
+                serde_json::from_value::<SymbolKind>(text.into()).unwrap(),
+                kind
+            );
+        }
+        let err = serde_json::from_value::<SymbolKind>("gadget".into()).unwrap_err();
+        assert!(
+            err.to_string().starts_with("unknown symbol kind `gadget`"),
+            "{err}"
+        );
     }
 }

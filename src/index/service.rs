@@ -47,7 +47,7 @@ impl IndexOptions {
     /// The options for `project` under the `[index]` configuration (every face indexes alike).
     pub fn for_project(
         project: &crate::project::Project,
-        cfg: &crate::config::IndexConfig,
+        cfg: &super::config::IndexConfig,
     ) -> IndexOptions {
         IndexOptions {
             root: project.root.clone(),

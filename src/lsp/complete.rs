@@ -32,7 +32,7 @@ pub fn start(state: &ServerState, caps: &mut ServerCapabilities) -> Option<Strin
         index: state.index.handle().cloned(),
         project_root: session.project.root.clone(),
     };
-    let completer = match Completer::from_config(&loaded, &state.options.env, sources) {
+    let completer = match loaded.completer(&state.options.env, sources) {
         Ok(Some(c)) => c,
         Ok(None) => return None,
         Err(e) => return Some(format!("Mira: inline completion is off: {e}")),

@@ -11,6 +11,7 @@
 //!   first write, so a rejected call leaves the database untouched.
 
 pub mod anchors;
+pub mod config;
 mod error;
 /// Weighted RRF is shared with code search.
 pub use crate::fusion;

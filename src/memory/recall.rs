@@ -4,7 +4,7 @@
 
 use rusqlite::{Connection, params};
 
-pub use crate::config::RecallWeights;
+pub use super::config::RecallWeights;
 
 use super::MemoryError;
 use super::fusion::weighted_rrf;

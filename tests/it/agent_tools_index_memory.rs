@@ -118,8 +118,8 @@ async fn symbol_and_memory_tools_work_through_every_provider() {
             "{wire:?}: {second}"
         );
         assert!(
-            second.contains("sandwich"),
-            "an unknown kind is an argument error: {second}"
+            second.contains("unknown symbol kind `sandwich` (expected one of: module,"),
+            "an unknown kind is an argument error, in `mira symbols --kind`'s words: {second}"
         );
 
         let third = outputs(&mock, 3).join("\n---\n");

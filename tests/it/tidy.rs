@@ -13,6 +13,9 @@ const FLOORS: &[(&str, u8)] = &[
     ("lsp", 80),
     ("mcp", 80),
     ("session", 70),
+    // Composes the sections each module owns (`llm`'s `[provider]`, `index`'s `[index]`,
+    // `agent`'s `[agent]`, …) and builds what needs several of them, so sits above them all.
+    ("config", 65),
     ("agent", 60),
     ("complete", 60),
     ("index", 50),
@@ -20,8 +23,6 @@ const FLOORS: &[(&str, u8)] = &[
     ("llm", 40),
     ("store", 40),
     ("embed", 40),
-    // Composes the sections `llm` and `embed` own (and later the others), so sits above them.
-    ("config", 45),
     ("documents", 20),
     ("project", 20),
     ("redact", 20),
@@ -847,7 +848,8 @@ fn every_tool_schema_is_derived_from_the_one_type_its_tool_parses() {
 }
 
 /// One type per concept: the vocabulary `llm` and `memory` own (reasoning effort, prices,
-/// provider names, memory kinds) has no mirror in `config`, the command contract or a tool.
+/// provider names, memory kinds) has no mirror in `config`, the command contract or a tool,
+/// and each configuration section lives in the module that reads it.
 #[test]
 fn each_shared_concept_is_one_type_in_the_module_that_owns_it() {
     let mut files = Vec::new();
@@ -897,6 +899,24 @@ fn each_shared_concept_is_one_type_in_the_module_that_owns_it() {
         [
             "ProviderKind in src/llm/settings.rs",
             "ProviderName in src/llm/settings.rs"
+        ]
+    );
+    // Each configuration section is the type of the module that reads it; `config` only
+    // composes them (and keeps `[store]` and `[log]`, which no module below it reads).
+    assert_eq!(
+        // (`BertConfig` is MiniLM's model file, not a section.)
+        like(&|n| n.ends_with("Config") && n != "BertConfig"),
+        [
+            "AgentConfig in src/agent/config.rs",
+            "CompletionConfig in src/complete/config.rs",
+            "Config in src/config/sections.rs",
+            "EditsConfig in src/agent/config.rs",
+            "EmbedderConfig in src/embed/settings.rs",
+            "IndexConfig in src/index/config.rs",
+            "LogConfig in src/config/sections.rs",
+            "MemoryConfig in src/memory/config.rs",
+            "ProviderConfig in src/llm/settings.rs",
+            "StoreConfig in src/config/sections.rs"
         ]
     );
 }

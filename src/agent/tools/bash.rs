@@ -11,7 +11,7 @@ use serde_json::Value;
 use tokio::io::AsyncReadExt;
 
 use super::{ToolContext, ToolError, ToolOutput, TypedTool, arg_str};
-use crate::config::BashPolicy;
+use crate::agent::config::BashPolicy;
 
 pub struct Bash;
 

@@ -28,7 +28,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use crate::config::BashPolicy;
+use crate::agent::config::BashPolicy;
 use crate::llm::ToolSpec;
 use crate::store::Store;
 

@@ -131,9 +131,9 @@ pub struct FindSymbol;
 pub struct FindSymbolArgs {
     /// A name or part of one
     query: String,
-    /// Only this kind: function, method, class, struct, interface, enum, constant, module, …
+    /// Only this kind.
     #[serde(default)]
-    kind: Option<String>,
+    kind: Option<SymbolKind>,
     /// At most this many (default 30).
     #[serde(default)]
     #[schemars(range(min = 1, max = 200))]
@@ -163,14 +163,8 @@ impl TypedTool for FindSymbol {
             if a.query.trim().is_empty() {
                 return Err(ToolError::InvalidArgs("`query` is empty".into()));
             }
-            let kind = a
-                .kind
-                .as_deref()
-                .map(str::parse::<SymbolKind>)
-                .transpose()
-                .map_err(|e| ToolError::InvalidArgs(e.to_string()))?;
             let limit = a.limit.unwrap_or(30).min(200);
-            let hits = search(cx, a.query.clone(), kind, limit).await?;
+            let hits = search(cx, a.query.clone(), a.kind, limit).await?;
             if hits.is_empty() {
                 return Ok(ToolOutput {
                     text: EMPTY_INDEX.into(),

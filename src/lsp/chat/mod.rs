@@ -41,7 +41,7 @@ impl Chat {
     /// embedder, recall weights and embedding worker) and its live index.
     fn agent(&self, state: &ServerState, store: &Store) -> Arc<Agent> {
         self.turns.agent(state.config(), |config| {
-            let mut agent = Agent::from_config(store.clone(), config);
+            let mut agent = config.agent(store.clone());
             if let Some(memory) = state.memory() {
                 agent = agent.with_memory(memory.clone());
             }

@@ -6,9 +6,9 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
-use crate::config::RecallWeights;
 use crate::embed::Embedder;
 use crate::embed::{EmbedderConfig, EmbedderKind};
+use crate::memory::RecallWeights;
 use crate::memory::vectors;
 use crate::memory::{MemoryKind, MemoryService, Outcome, RememberRequest};
 use crate::store::Store;
