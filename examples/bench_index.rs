@@ -66,7 +66,10 @@ impl Lcg {
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    let c_alloc = install_c_allocator();
+    // SAFETY: first thing in main, before any thread, tree or connection; scaling children
+    // inherit `MIRA_ALLOCATOR`, so each row uses the parent's choice.
+    let on_mimalloc = unsafe { mira::c_alloc::install_unless_system() };
+    let c_alloc = if on_mimalloc { "mimalloc" } else { "glibc" };
     let corpus = PathBuf::from(
         args.get(1)
             .expect("usage: bench_index CORPUS_DIR [--edit-file FILE] [--ctags PATH]"),
@@ -593,16 +596,4 @@ fn scaling_child(corpus: &Path, stages: bool) {
             references(&conn)
         );
     }
-}
-
-/// tree-sitter and SQLite allocate through mimalloc as in `mira` (src/main.rs), unless
-/// `MIRA_ALLOCATOR=system` (then they keep glibc, as py-tree-sitter's floor would).
-/// Scaling children inherit the environment, so each row uses the parent's choice.
-fn install_c_allocator() -> &'static str {
-    if std::env::var("MIRA_ALLOCATOR").is_ok_and(|v| v == "system") {
-        return "glibc";
-    }
-    // SAFETY: first thing in main, before any thread, tree or connection.
-    unsafe { mira::c_alloc::install() };
-    "mimalloc"
 }

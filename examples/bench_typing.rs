@@ -72,7 +72,10 @@ fn places(text: &str, tree_items: &[(usize, usize)]) -> Vec<(&'static str, usize
 
 fn main() {
     let files: Vec<String> = std::env::args().skip(1).collect();
-    install_c_allocator();
+    // SAFETY: first thing in main, before any thread, tree or connection.
+    let on_mimalloc = unsafe { mira::c_alloc::install_unless_system() };
+    let c_alloc = if on_mimalloc { "mimalloc" } else { "glibc" };
+    println!("C libraries' allocator: {c_alloc}");
     assert!(!files.is_empty(), "usage: bench_typing FILE [FILE...]");
     let budget_ms = std::env::var("BENCH_PARSE_BUDGET_MS")
         .ok()
@@ -214,18 +217,4 @@ fn bench(path: &Path, budget: ParseBudget) {
             );
         }
     }
-}
-
-/// tree-sitter and SQLite allocate through mimalloc as in `mira` (src/main.rs), unless
-/// `MIRA_ALLOCATOR=system` (then they keep glibc, as py-tree-sitter's floor would).
-fn install_c_allocator() {
-    let system = std::env::var("MIRA_ALLOCATOR").is_ok_and(|v| v == "system");
-    if !system {
-        // SAFETY: first thing in main, before any thread, tree or connection.
-        unsafe { mira::c_alloc::install() };
-    }
-    println!(
-        "C libraries' allocator: {}",
-        if system { "glibc" } else { "mimalloc" }
-    );
 }

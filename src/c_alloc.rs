@@ -19,21 +19,17 @@ unsafe extern "C" {
     fn mi_usable_size(p: *const c_void) -> usize;
 }
 
-/// What [`install`] did, for the log.
-#[derive(Debug, PartialEq, Eq)]
-pub struct Installed {
-    pub tree_sitter: bool,
-    /// False when SQLite was already initialized (it then keeps its own allocator).
-    pub sqlite: bool,
-}
-
-/// Routes tree-sitter's and SQLite's allocations to mimalloc.
+/// Routes tree-sitter's and SQLite's allocations to mimalloc, unless `MIRA_ALLOCATOR=system`
+/// keeps glibc everywhere (valgrind cannot see inside mimalloc's heaps). Returns whether it did.
 ///
 /// # Safety
 /// Call once, first thing in `main`, before any thread starts and before any tree-sitter
 /// object exists or any SQLite call is made (tree-sitter's own rule for `ts_set_allocator`;
-/// SQLite refuses `SQLITE_CONFIG_MALLOC` after `sqlite3_initialize`, which is checked).
-pub unsafe fn install() -> Installed {
+/// SQLite refuses `SQLITE_CONFIG_MALLOC` after `sqlite3_initialize`, which debug builds assert).
+pub unsafe fn install_unless_system() -> bool {
+    if std::env::var_os("MIRA_ALLOCATOR").is_some_and(|v| v == "system") {
+        return false;
+    }
     unsafe {
         tree_sitter::set_allocator(Some(tree_sitter::Allocator {
             malloc: ts_malloc,
@@ -50,10 +46,12 @@ pub unsafe fn install() -> Installed {
             &methods as *const rusqlite::ffi::sqlite3_mem_methods,
         )
     };
-    Installed {
-        tree_sitter: true,
-        sqlite: rc == rusqlite::ffi::SQLITE_OK,
-    }
+    debug_assert_eq!(
+        rc,
+        rusqlite::ffi::SQLITE_OK,
+        "SQLite was initialized before main"
+    );
+    true
 }
 
 /// tree-sitter requires a non-null block for every non-zero request; its default allocator

@@ -81,11 +81,8 @@ unsafe impl std::alloc::GlobalAlloc for Allocator {
 
 fn main() -> std::process::ExitCode {
     cli::pipe::quiet_on_broken_pipe();
-    if !GLOBAL.system() {
-        // SAFETY: no thread, tree-sitter object or SQLite call exists yet (the hook above only
-        // sets a panic hook).
-        let installed = unsafe { mira::c_alloc::install() };
-        debug_assert!(installed.sqlite, "SQLite was initialized before main");
-    }
+    // SAFETY: no thread, tree-sitter object or SQLite call exists yet (the hook above only
+    // sets a panic hook). It reads the same `MIRA_ALLOCATOR` as `GLOBAL`.
+    unsafe { mira::c_alloc::install_unless_system() };
     cli::run().unwrap_or_else(cli::CliError::report)
 }
