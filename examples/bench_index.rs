@@ -447,7 +447,7 @@ fn bench_edits(path: &Path) {
 /// Where the crawl's time went. Per-file stages are summed over threads (compare with CPU).
 fn print_stages(st: &mira::index::crawl::StageTimes, wall: Duration) {
     println!(
-        "stages (cpu unless said): walk {} wall (overlapped); parse threads: read+hash {}, parse {}, extract {}; writer thread: symbols stage {}, code-search stage {} (of which FTS5 chunks {}, commits {} in both), idle {} wall; parsers blocked on the writer {} wall; code-search stage's threads: chunks (code heads, redaction, identifier parts) {}",
+        "stages (cpu unless said): walk {} wall (overlapped); parse threads: read+hash {}, parse {}, extract {}; writer thread: symbols stage {}, code-search stage {} (of which FTS5 chunks {}, commits {} in both), idle {} wall; parsers blocked on the writer {} wall, waiting for the source budget {} wall; code-search stage's threads: chunks (code heads, redaction, identifier parts) {}",
         ms(st.walk),
         ms(st.read),
         ms(st.parse),
@@ -458,6 +458,7 @@ fn print_stages(st: &mira::index::crawl::StageTimes, wall: Duration) {
         ms(st.commit),
         ms(st.writer_idle),
         ms(st.parse_blocked),
+        ms(st.parse_queued),
         ms(st.chunks)
     );
     let all = st.read + st.parse + st.extract + st.chunks + st.write + st.search_write;

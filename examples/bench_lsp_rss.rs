@@ -57,6 +57,12 @@ fn main() {
         .env("HOME", tmp.path().join("home"))
         .env("MIRA_HOME", tmp.path().join("mira"))
         .env("XDG_CONFIG_HOME", tmp.path().join("home/.config"))
+        .envs(
+            // The thread count and allocator settings under test reach the server.
+            std::env::vars().filter(|(k, _)| {
+                k == "RAYON_NUM_THREADS" || k == "MIRA_ALLOCATOR" || k.starts_with("MIMALLOC_")
+            }),
+        )
         .current_dir(&project)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -107,8 +113,12 @@ fn main() {
     let ready = started.elapsed();
     let (hwm, rss, anon, file) = memory(&child);
     let per_million = hwm / (lines as f64 / 1e6);
+    let threads = std::env::var("RAYON_NUM_THREADS")
+        .ok()
+        .and_then(|t| t.parse::<usize>().ok())
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
     println!(
-        "\n== mira lsp memory ({} lines in {} files, {} symbols; fresh MIRA_HOME) ==",
+        "\n== mira lsp memory ({} lines in {} files, {} symbols; {threads} index threads; fresh MIRA_HOME) ==",
         lines, index["files"], index["symbols"]
     );
     println!(

@@ -21,7 +21,7 @@ pub(crate) fn thread_cpu() -> Duration {
 }
 
 /// Time per stage. The per-file stages are CPU time summed over the threads that ran them;
-/// `walk`, `writer_idle` and `parse_blocked` are wall time; `write` and `commit` are the
+/// `walk`, `writer_idle`, `parse_blocked` and `parse_queued` are wall time; `write` and `commit` are the
 /// writer thread's CPU time.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct StageTimes {
@@ -48,6 +48,8 @@ pub struct StageTimes {
     pub writer_idle: Duration,
     /// Parsers waiting for the writer to take their file (the writer is the bottleneck).
     pub parse_blocked: Duration,
+    /// Parsers waiting for room in the source budget (`budget.rs`): large files parsed at once.
+    pub parse_queued: Duration,
 }
 
 #[derive(Clone, Copy)]
@@ -63,12 +65,13 @@ pub(crate) enum Stage {
     Commit,
     WriterIdle,
     ParseBlocked,
+    ParseQueued,
 }
 
 /// Shared counters the crawl's threads add to.
 #[derive(Default)]
 pub(crate) struct StageClock {
-    nanos: [AtomicU64; 11],
+    nanos: [AtomicU64; 12],
 }
 
 impl StageClock {
@@ -98,6 +101,7 @@ impl StageClock {
             commit: get(Stage::Commit),
             writer_idle: get(Stage::WriterIdle),
             parse_blocked: get(Stage::ParseBlocked),
+            parse_queued: get(Stage::ParseQueued),
         }
     }
 }
