@@ -231,15 +231,21 @@ impl OpenDoc {
     /// the tree of the current text. `job` is a background parse still in flight.
     fn install_tree(&mut self, new: Tree, e: &TextEdit, job: Option<InFlight>) -> UpdateKind {
         let may_defer = self.budget != ParseBudget::Wait;
-        match self.splice(&new, e, may_defer) {
-            Some(kind) => {
+        let base = Base {
+            lang: self.lang,
+            text: &self.text,
+            tree: &self.tree,
+            symbols: std::mem::take(&mut self.symbols),
+        };
+        match base.splice(&new, e, may_defer) {
+            Ok((symbols, kind)) => {
+                self.symbols = symbols;
                 self.tree = new;
                 kind
             }
-            None => {
+            Err(exact) => {
                 // The walk is the background job's: keep the edited old tree (what the
                 // exact symbols and `e` are relative to) and answer shifted.
-                let exact = std::mem::take(&mut self.symbols);
                 self.symbols = rebuild(exact.clone(), e, (0, 0), |_| FileSymbols::default());
                 self.pending = Some(Pending {
                     exact,
@@ -279,6 +285,8 @@ impl OpenDoc {
             self.version,
             self.text.clone(),
             self.tree.clone(),
+            p.exact.clone(),
+            p.since,
         );
         p.job = Some(InFlight {
             id: job.id,
@@ -334,10 +342,27 @@ impl OpenDoc {
         }
         UpdateKind::Full
     }
+}
 
-    /// `self.tree` is the old tree, already edited; `new` is the reparsed one. `None`,
-    /// with nothing changed, when `may_defer` and the walk would be over [`DEFER_WALK_ABOVE`].
-    fn splice(&mut self, new: &Tree, e: &TextEdit, may_defer: bool) -> Option<UpdateKind> {
+/// What a splice starts from: the old tree edited to match `text`, and its exact symbols.
+/// The owner splices on a keystroke; a background parse splices the same way off-thread.
+pub(super) struct Base<'a> {
+    pub lang: Lang,
+    pub text: &'a [u8],
+    pub tree: &'a Tree,
+    pub symbols: FileSymbols,
+}
+
+impl Base<'_> {
+    /// `new` is the tree of `text`; `e` every edit since `tree`'s own text, as one. The
+    /// symbols of `new`, and how they were made; the old ones back, untouched, when
+    /// `may_defer` and the walk would be over [`DEFER_WALK_ABOVE`].
+    pub fn splice(
+        self,
+        new: &Tree,
+        e: &TextEdit,
+        may_defer: bool,
+    ) -> Result<(FileSymbols, UpdateKind), FileSymbols> {
         let (r_lo, r_hi) = self.changed(new, e);
         let mut region = self.grow(new, e, (r_lo, r_hi), false);
         // The item after the region keeps its symbols; only those anchored at it may read
@@ -369,14 +394,14 @@ impl OpenDoc {
             }
         };
         if may_defer && hi - lo > DEFER_WALK_ABOVE {
-            return None;
+            return Err(self.symbols);
         }
 
-        let mut old = std::mem::take(&mut self.symbols);
+        let mut old = self.symbols;
         for (index, doc) in next_docs {
             old.symbols[index as usize].doc = doc;
         }
-        let (lang, text) = (self.lang, &self.text);
+        let (lang, text) = (self.lang, self.text);
         let mut symbols = rebuild(old, e, (lo, hi), |n_before| {
             extract_items_in(lang, text, parent, items, enclosing, n_before)
         });
@@ -387,10 +412,12 @@ impl OpenDoc {
                 s.doc = doc;
             }
         }
-        self.symbols = symbols;
-        Some(UpdateKind::Spliced {
-            walked_bytes: hi - lo,
-        })
+        Ok((
+            symbols,
+            UpdateKind::Spliced {
+                walked_bytes: hi - lo,
+            },
+        ))
     }
 
     /// The byte span (new coordinates) that may hold different symbols now.
@@ -619,7 +646,14 @@ impl OpenDoc {
         }
         let mut cursor = node.walk();
         let kids: Vec<Node> = node.children(&mut cursor).collect();
-        let (mut lo, mut hi) = (r_lo, r_hi);
+        // Error recovery regroups the nodes around an edit without reporting them changed,
+        // and a definition inside an ERROR node takes its doc from the comment above that
+        // node: any of its children may now read another one, so walk them all.
+        let (mut lo, mut hi) = if node.is_error() {
+            (r_lo.min(node.start_byte()), r_hi.max(node.end_byte()))
+        } else {
+            (r_lo, r_hi)
+        };
         for k in &kids {
             if k.start_byte() <= hi && k.end_byte() >= lo {
                 lo = lo.min(k.start_byte());

@@ -9,6 +9,8 @@
 //! to a thread of its own. The finished [`Parsed`] comes back through the owner's ordered
 //! channel and [`super::OpenDoc::install`] catches it up with the edits made meanwhile.
 
+use super::{Base, UpdateKind};
+use crate::documents::TextEdit;
 use crate::index::extract::extract;
 use crate::index::model::FileSymbols;
 use crate::index::parse::with_parser;
@@ -152,14 +154,16 @@ fn next_id() -> JobId {
     NEXT.fetch_add(1, Ordering::Relaxed)
 }
 
-/// A parse to finish off the owner's thread: the text of one version and the tree to
-/// parse it from.
+/// A parse to finish off the owner's thread: the text of one version, the tree to parse
+/// it from (the last finished one, edited by `since`) and that tree's exact symbols.
 pub struct ParseJob {
     pub id: JobId,
     pub version: i32,
     lang: Lang,
     text: Vec<u8>,
     tree: Tree,
+    exact: FileSymbols,
+    since: TextEdit,
 }
 
 /// A finished background parse: the tree of the job's text and its symbols.
@@ -168,31 +172,59 @@ pub struct Parsed {
     pub version: i32,
     pub(super) tree: Option<Tree>,
     pub(super) symbols: FileSymbols,
+    /// How the symbols were made: spliced (and how much was walked) or a full walk.
+    pub kind: UpdateKind,
 }
 
 impl ParseJob {
-    pub(super) fn new(lang: Lang, version: i32, text: Vec<u8>, tree: Tree) -> ParseJob {
+    pub(super) fn new(
+        lang: Lang,
+        version: i32,
+        text: Vec<u8>,
+        tree: Tree,
+        exact: FileSymbols,
+        since: TextEdit,
+    ) -> ParseJob {
         ParseJob {
             id: next_id(),
             version,
             lang,
             text,
             tree,
+            exact,
+            since,
         }
     }
 
-    /// Parses without a budget and extracts every symbol (a blocking thread's work).
+    /// Parses without a budget and splices the symbols of what changed into the exact ones,
+    /// as the owner does when a reparse is in time (a blocking thread's work). Walking the
+    /// whole tree instead was most of a keystroke's CPU in a file whose every reparse runs
+    /// over the budget (effect's `stream.ts`: 3 ms at best, so each keystroke queued a
+    /// parse and a walk of 125k nodes).
     pub fn run(self) -> Parsed {
         let tree = with_parser(self.lang, |p| p.parse(&self.text, Some(&self.tree)));
-        let symbols = tree
-            .as_ref()
-            .map(|t| extract(self.lang, t, &self.text))
-            .unwrap_or_default();
+        let (symbols, kind) = match &tree {
+            Some(new) => {
+                let base = Base {
+                    lang: self.lang,
+                    text: &self.text,
+                    tree: &self.tree,
+                    symbols: self.exact,
+                };
+                match base.splice(new, &self.since, false) {
+                    Ok(spliced) => spliced,
+                    // Only a walk allowed to defer comes back unspliced.
+                    Err(_) => (extract(self.lang, new, &self.text), UpdateKind::Full),
+                }
+            }
+            None => (FileSymbols::default(), UpdateKind::Full),
+        };
         Parsed {
             id: self.id,
             version: self.version,
             tree,
             symbols,
+            kind,
         }
     }
 }

@@ -754,6 +754,46 @@ fn an_opened_triple_quote_is_parsed_in_the_background() {
     );
 }
 
+/// A background parse splices as the owner would: typing a function into a big file whose
+/// reparses all run over the budget walks the new function, not the file.
+#[test]
+fn a_background_parse_walks_only_what_changed() {
+    let src = big_ts_file();
+    let lang = Lang::for_path(Path::new("a.ts")).unwrap();
+    let mut doc = Document::new(&src, 1, "x");
+    let mut live = OpenDoc::open(lang, 1, doc.rope().clone()).unwrap();
+    live.set_parse_budget(tiny());
+    let at = src.len() / 2;
+    let at = at + src[at..].find("\n\n").unwrap() + 1;
+    let snippet = "\n/** Adds. */\nfunction addedHere(a, b) {\n  return a + b;\n}\n";
+    let mut walked = Vec::new();
+    for (v, ch) in snippet.chars().enumerate() {
+        let edit = doc.replace(at + v..at + v, &ch.to_string());
+        live.apply(v as i32 + 2, &[edit], doc.rope().clone());
+        if let Some(job) = live.parse_job() {
+            let parsed = job.run();
+            walked.push(parsed.kind);
+            live.install(parsed);
+        }
+    }
+    settle(&mut live);
+    assert_eq!(live.symbols, extract(lang, live.tree(), live.text()));
+    assert!(live.symbols.symbols.iter().any(|s| s.name == "addedHere"));
+    assert!(!walked.is_empty(), "no keystroke went to the background");
+    // An open `{` makes the rest of the file the new function's body until it closes: those
+    // keystrokes walk the rest, as a full walk would. The others walk the function.
+    let small = walked
+        .iter()
+        .filter(|k| matches!(k, UpdateKind::Spliced { walked_bytes } if *walked_bytes < 1024))
+        .count();
+    assert!(
+        small * 10 >= walked.len() * 9,
+        "{walked:?} in a file of {} bytes",
+        src.len()
+    );
+    assert!(!walked.contains(&UpdateKind::Full), "{walked:?}");
+}
+
 fn polytools_like(n: usize) -> String {
     let mut s = String::from("import os\n\n");
     for i in 0..n {
@@ -821,4 +861,50 @@ fn a_function_typed_before_a_huge_bundle_defers_the_huge_walk_and_settles_exact(
         deferred > 0,
         "no keystroke needed a huge walk: the test lost its point"
     );
+}
+
+/// Found by the bundle property test: a deletion inside a UMD bundle's error recovery moved
+/// `v272` into an ERROR node that starts after `/** f271 */`, so its doc changed although
+/// tree-sitter reported nothing changed around it.
+#[test]
+fn a_definition_regrouped_into_another_error_node_reads_its_new_doc() {
+    let ops = [
+        Op::InsertNearEnd {
+            back: 0,
+            snippet: 0,
+        },
+        Op::Insert {
+            at: 8560030755775277158,
+            snippet: 5,
+        },
+        Op::Insert {
+            at: 18288084776548516742,
+            snippet: 1,
+        },
+        Op::Delete {
+            at: 2112105338192202948,
+            len: 3,
+        },
+        Op::Insert {
+            at: 673348357815571559,
+            snippet: 17,
+        },
+        Op::Delete {
+            at: 7127976600325600201,
+            len: 6,
+        },
+        Op::InsertNearEnd {
+            back: 136,
+            snippet: 0,
+        },
+        Op::Delete {
+            at: 7604764615779088596,
+            len: 11,
+        },
+        Op::Delete {
+            at: 16570314165953079353,
+            len: 22,
+        },
+    ];
+    run("a.js", &big_js(), &ops);
 }
