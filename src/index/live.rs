@@ -432,7 +432,7 @@ impl Base<'_> {
             // An unclosed `{` or string turns the root into an ERROR node whose children
             // are the same items as before: tree-sitter then reports the whole file as
             // changed. What really changed are the root's children it did not reuse.
-            if let Some((a, b)) = not_reused(&self.tree, new, e)
+            if let Some((a, b)) = not_reused(self.tree, new, e)
                 && b - a < hi - lo
             {
                 (lo, hi) = (a, b);
@@ -453,7 +453,7 @@ impl Base<'_> {
         (mut lo, mut hi): (usize, usize),
         walk_next: bool,
     ) -> Region<'t> {
-        let old_items = root_items(&self.tree);
+        let old_items = root_items(self.tree);
         let new_items = root_items(new);
         let root = new.root_node();
         let mut cursor = root.walk();
@@ -524,7 +524,7 @@ impl Base<'_> {
             }
         }
         let mut docs = Vec::new();
-        for s in shallow_symbols(self.lang, &self.text, next) {
+        for s in shallow_symbols(self.lang, self.text, next) {
             let old_at = (s.selection.start_byte as i64 - delta) as u32;
             let mut same = at.get(&old_at)?.iter().filter(|&&i| {
                 let o = &self.symbols.symbols[i as usize];
@@ -571,7 +571,7 @@ impl Base<'_> {
                 continue;
             }
             let cx = Cx {
-                src: &self.text,
+                src: self.text,
                 parent: enclosing.last().map(|o| o.kind),
                 nav: Nav::none(),
             };
@@ -608,7 +608,7 @@ impl Base<'_> {
                         return None;
                     }
                     // Its doc may come from inside the body (a docstring): re-read it.
-                    let doc = super::extract::doc(self.lang, &def, &self.text, Nav::none());
+                    let doc = super::extract::doc(self.lang, &def, self.text, Nav::none());
                     if doc != old.doc {
                         docs.push((index as u32, doc));
                     }
