@@ -69,6 +69,7 @@ fn main() {
     // SAFETY: first thing in main, before any thread, tree or connection; scaling children
     // inherit `MIRA_ALLOCATOR`, so each row uses the parent's choice.
     let on_mimalloc = unsafe { mira::c_alloc::install_unless_system() };
+    mira::c_alloc::purge_at_once_on_many_threads();
     let c_alloc = if on_mimalloc { "mimalloc" } else { "glibc" };
     let corpus = PathBuf::from(
         args.get(1)

@@ -84,5 +84,6 @@ fn main() -> std::process::ExitCode {
     // SAFETY: no thread, tree-sitter object or SQLite call exists yet (the hook above only
     // sets a panic hook). It reads the same `MIRA_ALLOCATOR` as `GLOBAL`.
     unsafe { mira::c_alloc::install_unless_system() };
+    mira::c_alloc::purge_at_once_on_many_threads();
     cli::run().unwrap_or_else(cli::CliError::report)
 }
