@@ -259,6 +259,7 @@ fn main() {
         vector: 0.0,
         vector_identifier: 0.0,
         rrf_k: 60.0,
+        ..RecallWeights::default()
     };
     print_row("bm25", &run(&bm25_only));
     if space.is_none() {
@@ -269,6 +270,7 @@ fn main() {
         vector: 1.0,
         vector_identifier: 1.0,
         rrf_k: 60.0,
+        ..RecallWeights::default()
     };
     print_row("vectors", &run(&vec_only));
     let equal = RecallWeights {
@@ -276,6 +278,7 @@ fn main() {
         vector: 1.0,
         vector_identifier: 1.0,
         rrf_k: 60.0,
+        ..RecallWeights::default()
     };
     print_row("fusion equal (1/1, k=60)", &run(&equal));
     print_row("fusion default (config)", &run(&RecallWeights::default()));
@@ -291,6 +294,7 @@ fn main() {
                 vector: v,
                 vector_identifier: v,
                 rrf_k: k,
+                ..RecallWeights::default()
             };
             let r = run(&w);
             print_row(&format!("fusion vec {v:<4} k={k}"), &r);
