@@ -48,7 +48,7 @@ pub struct RecallWeights {
 /// paraphrases BM25 cannot see, no more. The speaker weight stays a preference, not a filter:
 /// at 0.08 dev rises to 0.579, whose questions always name the right person, but every turn of
 /// the named person then outranks anyone else's best match (LoCoMo's adversarial questions,
-/// which name the wrong one, fall from 0.74 to 0.21). `neighbour` is off: +0.02 on LoCoMo but
+/// which name the wrong one, fall from 0.74 to 0.21; to 0.45 at 0.05). `neighbour` is off: +0.02 on LoCoMo but
 /// −0.006 on dev, so the dev set does not support it yet. `temporal` 0.5 ("When …?" prefers
 /// "… last Saturday"): 0.577 / 0.728 (dev temporal 0.624 → 0.697, LoCoMo 0.763 → 0.776).
 impl Default for RecallWeights {
