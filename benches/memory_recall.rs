@@ -1,5 +1,7 @@
 //! Recall latency over 10,000 memories on a real SQLite file (WAL, warm page cache):
-//! BM25 alone and hybrid (BM25 + sqlite-vec KNN over 384-d vectors + weighted RRF), p50/p99.
+//! BM25 alone and hybrid (BM25 + sqlite-vec KNN over 384-d vectors + fusion), p50/p99, each
+//! with the default fusion (RRF plus the speaker and length terms) and with RRF alone. Half
+//! the memories are chat turns ("Name: text") and a fifth of the queries name a speaker.
 //! Budget (docs/benchmarks.md): recall p99 ≤ 50 ms.
 //!
 //!   cargo bench --bench memory_recall [-- --memories 10000 --queries 500]
@@ -78,6 +80,9 @@ const WORDS: &[&str] = &[
     "customer",
     "region",
 ];
+const NAMES: &[&str] = &[
+    "Caroline", "Melanie", "Avery", "Jordan", "Priya", "Tomasz", "Ines", "Kenji",
+];
 const IDENTS: &[&str] = &[
     "parseConfigFile",
     "fetchUserProfile",
@@ -150,7 +155,13 @@ fn main() {
                     } else {
                         Scope::Global
                     };
-                    let m = NewMemory::new(sentence(&mut rng), MemoryKind::Fact, scope);
+                    // half are conversation turns, "Name: text", as `mira remember` stores a chat
+                    let text = if i % 2 == 0 {
+                        format!("{}: {}", rng.pick(NAMES), sentence(&mut rng))
+                    } else {
+                        sentence(&mut rng)
+                    };
+                    let m = NewMemory::new(text, MemoryKind::Fact, scope);
                     Ok(memories::remember(tx, &m)?.memory.id)
                 })
                 .collect::<Result<Vec<_>, mira::memory::MemoryError>>()
@@ -186,6 +197,9 @@ fn main() {
         .map(|i| {
             if i % 5 == 0 {
                 rng.pick(IDENTS).to_string()
+            } else if i % 5 == 1 {
+                // a question that names a speaker: the speaker lookup and feature path
+                format!("What did {} say about {}", rng.pick(NAMES), rng.pick(WORDS))
             } else {
                 let k = 2 + (rng.next() % 4) as usize;
                 (0..k)
@@ -202,9 +216,19 @@ fn main() {
             v
         })
         .collect();
-    let weights = RecallWeights::default();
+    // before the speaker and length terms (issue 21): weighted RRF of the two lists alone
+    let rrf_only = RecallWeights {
+        vector: 0.3,
+        speaker: 0.0,
+        length: 0.0,
+        ..RecallWeights::default()
+    };
+    let with_neighbours = RecallWeights {
+        neighbour: 0.5,
+        ..RecallWeights::default()
+    };
 
-    let time = |hybrid: bool| -> Vec<f64> {
+    let time = |hybrid: bool, weights: &RecallWeights| -> Vec<f64> {
         let mut out = Vec::with_capacity(n_q);
         for (i, (q, v)) in queries.iter().zip(&qvecs).enumerate() {
             let t = Instant::now();
@@ -221,7 +245,7 @@ fn main() {
                             space: &space,
                             vector: v,
                         }),
-                        &weights,
+                        weights,
                     ))
                 })
                 .unwrap()
@@ -235,10 +259,26 @@ fn main() {
         out
     };
     println!();
-    report(&format!("recall BM25 over {n_mem} memories"), time(false));
+    let defaults = RecallWeights::default();
     report(
-        &format!("recall hybrid (BM25 + KNN 384-d + RRF) {n_mem}"),
-        time(true),
+        &format!("recall BM25, RRF only {n_mem}"),
+        time(false, &rrf_only),
+    );
+    report(
+        &format!("recall BM25 over {n_mem} memories"),
+        time(false, &defaults),
+    );
+    report(
+        &format!("recall hybrid, RRF only {n_mem}"),
+        time(true, &rrf_only),
+    );
+    report(
+        &format!("recall hybrid (BM25 + KNN 384-d + fusion) {n_mem}"),
+        time(true, &defaults),
+    );
+    report(
+        &format!("recall hybrid + neighbour 0.5 {n_mem}"),
+        time(true, &with_neighbours),
     );
     println!("budget: recall p99 <= 50 ms (docs/benchmarks.md)");
 

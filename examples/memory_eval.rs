@@ -4,6 +4,7 @@
 //! vectors alone and weighted-RRF fusion over a grid of weights.
 //!
 //!   cargo run --release --example memory_eval                       # BM25 only
+//!   cargo run --release --example memory_eval -- --embedder builtin  # the default embedder
 //!   cargo run --release --features local-embeddings --example memory_eval -- \
 //!       --embedder local --model-dir <dir with model.safetensors, config.json, vocab.txt>
 //!   cargo run --release --example memory_eval -- --embedder ollama --model nomic-embed-text
@@ -93,6 +94,7 @@ fn args() -> Args {
             "--embedder" => {
                 cfg.provider = match val().as_str() {
                     "none" => EmbedderKind::None,
+                    "builtin" => EmbedderKind::Builtin,
                     "openai" => EmbedderKind::Openai,
                     "ollama" => EmbedderKind::Ollama,
                     "local" => EmbedderKind::Local,
@@ -259,6 +261,7 @@ fn main() {
         vector: 0.0,
         vector_identifier: 0.0,
         rrf_k: 60.0,
+        ..RecallWeights::default()
     };
     print_row("bm25", &run(&bm25_only));
     if space.is_none() {
@@ -269,6 +272,7 @@ fn main() {
         vector: 1.0,
         vector_identifier: 1.0,
         rrf_k: 60.0,
+        ..RecallWeights::default()
     };
     print_row("vectors", &run(&vec_only));
     let equal = RecallWeights {
@@ -276,9 +280,19 @@ fn main() {
         vector: 1.0,
         vector_identifier: 1.0,
         rrf_k: 60.0,
+        ..RecallWeights::default()
     };
     print_row("fusion equal (1/1, k=60)", &run(&equal));
     print_row("fusion default (config)", &run(&RecallWeights::default()));
+    // what the per-memory terms (speaker, length, when) change on memories that are not a chat
+    let rrf_only = RecallWeights {
+        vector: 0.3,
+        speaker: 0.0,
+        length: 0.0,
+        temporal: 0.0,
+        ..RecallWeights::default()
+    };
+    print_row("fusion RRF only (before issue 21)", &run(&rrf_only));
 
     // grid: the vector weight for natural-language queries and for identifier queries are
     // tuned separately (identifier queries are scored only by their own weight)
@@ -291,6 +305,7 @@ fn main() {
                 vector: v,
                 vector_identifier: v,
                 rrf_k: k,
+                ..RecallWeights::default()
             };
             let r = run(&w);
             print_row(&format!("fusion vec {v:<4} k={k}"), &r);

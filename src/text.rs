@@ -52,7 +52,7 @@ fn push_word(out: &mut String, w: &str) {
 }
 
 /// Maximal runs of alphanumerics and `_` (what a programmer would call a word or identifier).
-fn words(text: &str) -> impl Iterator<Item = &str> {
+pub fn words(text: &str) -> impl Iterator<Item = &str> {
     text.split(|c: char| !(c.is_alphanumeric() || c == '_'))
         .filter(|w| !w.is_empty())
 }
@@ -224,6 +224,11 @@ pub fn fts_terms(text: &str) -> Vec<String> {
         .iter()
         .map(|t| format!("\"{}\"", t.replace('"', "\"\"")))
         .collect()
+}
+
+/// Whether `word` (lower-case) is one of the words a recall query drops.
+pub fn is_stop_word(word: &str) -> bool {
+    STOP_WORDS.contains(&word)
 }
 
 /// Content words of `text`: lower-cased, stop words dropped, a plural `s` stripped.

@@ -22,6 +22,7 @@ process start included; with mcp one JSON-RPC round trip, no process start).
 Python 3 standard library only. No network.
 """
 import argparse
+import atexit
 import hashlib
 import json
 import os
@@ -36,7 +37,8 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
-BIN_COPY = "/tmp/mira-eval-bin"
+# one copy per run: two evals at once (two worktrees) must not overwrite each other's binary
+BIN_COPY = f"/tmp/mira-eval-bin-{os.getpid()}"
 # Every question's ranked turn lists, for --dump (rerankers and fusion experiments read them).
 DUMP = []
 
@@ -301,6 +303,8 @@ def resolve_bin(arg):
     tmp = BIN_COPY + ".tmp"
     shutil.copy2(src, tmp)
     os.replace(tmp, BIN_COPY)
+    # the copy is the size of the binary (~200 MB): gone when the run ends, however it ends
+    atexit.register(lambda: os.path.exists(BIN_COPY) and os.remove(BIN_COPY))
     h = hashlib.sha256(open(BIN_COPY, "rb").read()).hexdigest()[:12]
     ver = subprocess.run([BIN_COPY, "--version"], capture_output=True, text=True).stdout.strip()
     mtime = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(src.stat().st_mtime))
@@ -314,7 +318,7 @@ def main():
     ap.add_argument("--dev", default=str(HERE / "dev.jsonl"), help="the dev set (default eval/recall/dev.jsonl)")
     ap.add_argument("--locomo", default=os.environ.get("MIRA_LOCOMO_JSON"),
                     help="locomo10.json (default $MIRA_LOCOMO_JSON, else the output of scripts/fetch-locomo)")
-    ap.add_argument("--bin", help="the mira binary (default target/release/mira, else target/debug/mira); copied to /tmp/mira-eval-bin first")
+    ap.add_argument("--bin", help="the mira binary (default target/release/mira, else target/debug/mira); copied to /tmp/mira-eval-bin-PID first")
     ap.add_argument("--limit-convs", type=int, default=0, help="only the first N conversations")
     ap.add_argument("--with-dates", action="store_true", help='store "[{session date}] {speaker}: {text}"')
     ap.add_argument("--recall-via", choices=["cli", "mcp"], default="cli",

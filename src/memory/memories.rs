@@ -464,7 +464,7 @@ fn insert(
 
 /// Memories written this close together are one conversation: each carries its neighbours'
 /// words in its `context` column (searched with a low weight, see `recall::bm25_ids`).
-const NEIGHBOUR_WINDOW_MS: i64 = 10 * 60 * 1000;
+pub(crate) const NEIGHBOUR_WINDOW_MS: i64 = 10 * 60 * 1000;
 /// Characters of a neighbour that go into the context (a reply rarely needs more).
 const NEIGHBOUR_CHARS: usize = 400;
 

@@ -251,6 +251,20 @@ pub fn nearest_ids(
     project: Option<i64>,
     n: usize,
 ) -> Result<Vec<i64>, MemoryError> {
+    Ok(nearest_scored(conn, space, query, project, n)?
+        .into_iter()
+        .map(|(id, _)| id)
+        .collect())
+}
+
+/// [`nearest_ids`] with each memory's cosine similarity to `query`.
+pub fn nearest_scored(
+    conn: &Connection,
+    space: &VectorSpace,
+    query: &[f32],
+    project: Option<i64>,
+    n: usize,
+) -> Result<Vec<(i64, f64)>, MemoryError> {
     if query.len() != space.dim {
         return Err(MemoryError::Invalid {
             field: "query embedding",
@@ -262,7 +276,7 @@ pub fn nearest_ids(
         "WITH knn AS MATERIALIZED (
              SELECT memory_id, distance FROM {}
               WHERE embedding MATCH ?1 AND k = ?2 AND project_id IN (0, ?3))
-         SELECT knn.memory_id FROM knn JOIN memories m ON m.id = knn.memory_id
+         SELECT knn.memory_id, knn.distance FROM knn JOIN memories m ON m.id = knn.memory_id
           WHERE m.status = 'active' AND knn.distance <= ?5
           ORDER BY knn.distance, knn.memory_id
           LIMIT ?4",
@@ -277,7 +291,7 @@ pub fn nearest_ids(
             n as i64,
             max_distance
         ],
-        |r| r.get(0),
+        |r| Ok((r.get(0)?, 1.0 - r.get::<_, f64>(1)?)),
     )?;
     Ok(rows.collect::<Result<_, _>>()?)
 }

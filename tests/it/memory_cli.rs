@@ -377,3 +377,36 @@ fn a_paraphrase_with_no_shared_word_is_recalled_by_meaning_with_no_setup() {
         );
     }
 }
+
+/// A chat remembered turn by turn (`mira remember "Name: text"`) and a question that names one
+/// of its speakers: the default build ranks that person's turn first although the other
+/// speaker's turn says the question's words more often, and a "When" question the turn that
+/// says when.
+#[test]
+fn recall_ranks_the_named_speakers_turn_and_the_turn_that_says_when_first() {
+    let sb = Sandbox::new();
+    let p = sb.project();
+    let turns = [
+        "Caroline: We adopted a pet last month; adopting a pet from the shelter was our best pet decision",
+        "Melanie: Haha yes",
+        "Melanie: That sounds lovely",
+        "Caroline: Thanks, see you Sunday",
+        "Melanie: Luna is the kitten I adopted",
+        "Melanie: See you soon",
+        "Caroline: I moved to Lisbon, and the food in Lisbon is the best thing about Lisbon",
+        "Caroline: I moved to Lisbon two weeks ago",
+    ];
+    for t in turns {
+        let (code, _, err) = run(&sb, &p, &["remember", t]);
+        assert_eq!(code, 0, "{err}");
+    }
+    for (question, expected) in [
+        ("What pet did Melanie adopt?", turns[4]),
+        ("When did Caroline move to Lisbon?", turns[7]),
+    ] {
+        let (code, out, err) = run(&sb, &p, &["recall", "--json", "-n", "3", question]);
+        assert_eq!(code, 0, "{err}");
+        let hits: Vec<serde_json::Value> = serde_json::from_str(&out).unwrap();
+        assert_eq!(hits[0]["memory"]["body"], expected, "{question:?}: {out}");
+    }
+}

@@ -833,3 +833,156 @@ fn standing_memories_are_the_active_ones_of_the_kinds_asked_in_scope_newest_firs
     assert_eq!(ids(Some(here), 1), [correction]);
     assert!(!ids(Some(here), 10).contains(&fact));
 }
+
+fn recall_with(store: &Store, query: &str, weights: RecallWeights) -> Vec<i64> {
+    store
+        .read(|c| {
+            Ok(recall::recall(
+                c,
+                &RecallQuery {
+                    text: query,
+                    project: None,
+                    limit: 10,
+                },
+                None,
+                &weights,
+            ))
+        })
+        .unwrap()
+        .unwrap()
+        .into_iter()
+        .map(|h| h.memory.id)
+        .collect()
+}
+
+/// A conversation stored turn by turn, as `mira remember "Name: text"` does.
+fn conversation(store: &Store, turns: &[&str]) -> Vec<i64> {
+    turns
+        .iter()
+        .map(|t| remember(store, t, MemoryKind::Fact, Scope::Global).1)
+        .collect()
+}
+
+#[test]
+fn a_question_that_names_a_speaker_ranks_that_speakers_turn_first() {
+    let (_d, store) = store();
+    let ids = conversation(
+        &store,
+        &[
+            "Caroline: We adopted a pet last month; adopting a pet from the shelter was our best pet decision",
+            "Melanie: Haha yes",
+            "Melanie: That sounds lovely",
+            "Caroline: Thanks, see you Sunday",
+            "Melanie: Luna is the kitten I adopted",
+            "Melanie: See you soon",
+            "Melanie: Talk later",
+            "Caroline: Bye for now",
+        ],
+    );
+    let (caroline_pet, melanie_kitten) = (ids[0], ids[4]);
+    let q = "What pet did Melanie adopt?";
+    // on words alone, Caroline's turn says "pet" and "adopt" more often
+    let words_only = RecallWeights {
+        speaker: 0.0,
+        ..RecallWeights::default()
+    };
+    assert_eq!(recall_with(&store, q, words_only)[0], caroline_pet);
+    // the question names Melanie: her turn comes first, Caroline's is still recalled
+    let hits = recall_with(&store, q, RecallWeights::default());
+    assert_eq!(hits[0], melanie_kitten, "{hits:?}");
+    assert!(hits.contains(&caroline_pet));
+    // a name nobody speaks under is an ordinary word
+    let named: Vec<String> = store
+        .read(|c| {
+            Ok(recall::named_speakers(
+                c,
+                "Did Melanie meet Luna or Sunday?",
+                None,
+            ))
+        })
+        .unwrap()
+        .unwrap();
+    assert_eq!(named, ["melanie"]);
+}
+
+#[test]
+fn a_memory_that_says_something_outranks_a_bare_mention() {
+    let (_d, store) = store();
+    let ids = conversation(
+        &store,
+        &[
+            "Caroline: Dogs!",
+            "Melanie: I took both dogs to the beach this morning and they ran for an hour",
+        ],
+    );
+    let bare = RecallWeights {
+        length: 0.0,
+        ..RecallWeights::default()
+    };
+    // BM25 alone prefers the short text (length normalisation)
+    assert_eq!(recall_with(&store, "dogs", bare)[0], ids[0]);
+    assert_eq!(
+        recall_with(&store, "dogs", RecallWeights::default())[0],
+        ids[1]
+    );
+}
+
+#[test]
+fn with_neighbour_weight_an_answer_inherits_the_question_asked_before_it() {
+    let (_d, store) = store();
+    // the question's subject comes after the 400 characters a neighbour lends to `context`,
+    // so only the neighbour term can find the answer
+    let preamble = "so much happened this week at work and at home, ".repeat(10);
+    let question = format!("Melanie: {preamble}did you ever find that apartment near the river?");
+    let ids = conversation(
+        &store,
+        &[
+            "Caroline: The weather was nice",
+            &question,
+            "Caroline: Yes! We signed the lease on Friday",
+            "Melanie: Congratulations",
+        ],
+    );
+    let (asked, answer) = (ids[1], ids[2]);
+    let q = "apartment near the river";
+    let off = recall_with(&store, q, RecallWeights::default());
+    assert_eq!(off, [asked], "words alone find only the question");
+    let on = recall_with(
+        &store,
+        q,
+        RecallWeights {
+            neighbour: 0.5,
+            ..RecallWeights::default()
+        },
+    );
+    assert_eq!(on[0], asked, "{on:?}");
+    assert!(on[1..].contains(&answer), "{on:?}");
+}
+
+#[test]
+fn a_when_question_prefers_the_memory_that_says_when() {
+    let (_d, store) = store();
+    let ids = conversation(
+        &store,
+        &[
+            "Caroline: I moved to Lisbon, and the food in Lisbon is the best thing about Lisbon",
+            "Caroline: I moved to Lisbon two weeks ago",
+        ],
+    );
+    let q = "When did Caroline move to Lisbon?";
+    let timeless = RecallWeights {
+        temporal: 0.0,
+        ..RecallWeights::default()
+    };
+    assert_eq!(recall_with(&store, q, timeless)[0], ids[0]);
+    assert_eq!(recall_with(&store, q, RecallWeights::default())[0], ids[1]);
+    // a question that does not ask when is left alone
+    assert_eq!(
+        recall_with(
+            &store,
+            "Why did Caroline move to Lisbon?",
+            RecallWeights::default()
+        )[0],
+        ids[0]
+    );
+}
