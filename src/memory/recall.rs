@@ -18,6 +18,7 @@ use rusqlite::{Connection, OptionalExtension, params};
 pub use super::config::RecallWeights;
 
 use super::MemoryError;
+use super::fusion::weighted_rrf;
 use super::memories::NEIGHBOUR_WINDOW_MS;
 use super::model::{MEMORY_COLUMNS, Memory};
 use super::text::{fts_query, is_identifier_query, is_stop_word, words};
@@ -63,35 +64,19 @@ pub fn bm25_ids(
     project: Option<i64>,
     n: usize,
 ) -> Result<Vec<i64>, MemoryError> {
-    Ok(bm25_scored(conn, text, project, n)?
-        .into_iter()
-        .map(|(id, _)| id)
-        .collect())
-}
-
-/// [`bm25_ids`] with each memory's BM25 score, higher is better (FTS5's `bm25()` negated).
-pub fn bm25_scored(
-    conn: &Connection,
-    text: &str,
-    project: Option<i64>,
-    n: usize,
-) -> Result<Vec<(i64, f64)>, MemoryError> {
     let Some(expr) = fts_query(text) else {
         return Ok(Vec::new());
     };
     // body outweighs the identifier column (the split parts are a fallback, not a second
     // vote) and the neighbours' words (a hint of what was being talked about)
     let mut stmt = conn.prepare_cached(
-        "SELECT m.id, -bm25(memories_fts, 1.0, 0.6, 0.3) AS s
-           FROM memories_fts f JOIN memories m ON m.id = f.rowid
+        "SELECT m.id FROM memories_fts f JOIN memories m ON m.id = f.rowid
           WHERE memories_fts MATCH ?1 AND m.status = 'active'
             AND (m.project_id IS NULL OR m.project_id = ?2)
-          ORDER BY s DESC, m.id
+          ORDER BY bm25(memories_fts, 1.0, 0.6, 0.3), m.id
           LIMIT ?3",
     )?;
-    let rows = stmt.query_map(params![expr, project, n as i64], |r| {
-        Ok((r.get(0)?, r.get(1)?))
-    })?;
+    let rows = stmt.query_map(params![expr, project, n as i64], |r| r.get(0))?;
     Ok(rows.collect::<Result<_, _>>()?)
 }
 
@@ -231,16 +216,6 @@ fn without_names(text: &str, names: &[String]) -> String {
         .join(" ")
 }
 
-/// A candidate's evidence, before it becomes a [`Hit`].
-#[derive(Debug, Default)]
-struct Candidate {
-    bm25_rank: Option<usize>,
-    vector_rank: Option<usize>,
-    /// What the two lists say: their weighted RRF.
-    base: f64,
-    score: f64,
-}
-
 /// What the features read about a memory.
 struct Row {
     body: String,
@@ -286,45 +261,33 @@ pub fn recall(
     };
     let mut lexical = Vec::new();
     if !speakers.is_empty() {
-        lexical = bm25_scored(conn, &without_names(q.text, &speakers), q.project, n)?;
+        lexical = bm25_ids(conn, &without_names(q.text, &speakers), q.project, n)?;
     }
     if lexical.is_empty() {
-        lexical = bm25_scored(conn, q.text, q.project, n)?;
+        lexical = bm25_ids(conn, q.text, q.project, n)?;
     }
-    let semantic: Vec<(i64, f64)> = match qv {
-        Some(qv) => vectors::nearest_scored(conn, qv.space, qv.vector, q.project, n)?,
+    let semantic = match qv {
+        Some(qv) => vectors::nearest_ids(conn, qv.space, qv.vector, q.project, n)?,
         None => Vec::new(),
     };
-    let identifier = is_identifier_query(q.text);
-    let vector_weight = if identifier {
+    let vector_weight = if is_identifier_query(q.text) {
         weights.vector_identifier
     } else {
         weights.vector
     };
-
-    // candidates in order of first appearance: ties keep it, so results are deterministic
-    let mut order: Vec<i64> = Vec::new();
-    let mut cands: HashMap<i64, Candidate> = HashMap::new();
-    for (i, (id, _)) in lexical.iter().enumerate() {
-        order.push(*id);
-        let c = cands.entry(*id).or_default();
-        c.bm25_rank = Some(i + 1);
-        c.base += weights.bm25 / (weights.rrf_k + (i + 1) as f64);
-    }
-    if vector_weight > 0.0 {
-        for (i, (id, _)) in semantic.iter().enumerate() {
-            let c = cands.entry(*id).or_insert_with(|| {
-                order.push(*id);
-                Candidate::default()
-            });
-            c.vector_rank = Some(i + 1);
-            c.base += vector_weight / (weights.rrf_k + (i + 1) as f64);
-        }
-    }
+    // What the two lists say, best first (ties in order of first appearance); the terms
+    // below reorder it.
+    let fused = weighted_rrf(
+        &[(weights.bm25, &lexical), (vector_weight, &semantic)],
+        weights.rrf_k,
+    );
+    let mut order: Vec<i64> = fused.iter().map(|(id, _)| *id).collect();
+    let mut base: HashMap<i64, f64> = fused.into_iter().collect();
 
     let asks_when = weights.temporal != 0.0 && asks_when(q.text);
     let features =
         weights.speaker != 0.0 || weights.neighbour != 0.0 || weights.length != 0.0 || asks_when;
+    let mut scores: HashMap<i64, f64> = HashMap::new();
     if features {
         let mut rows: HashMap<i64, Option<Row>> = HashMap::new();
         for id in &order {
@@ -333,9 +296,8 @@ pub fn recall(
         if weights.neighbour != 0.0 {
             // the neighbours of the best candidates join them: an answer shares no word with
             // the question that was asked just before it
-            let mut best: Vec<i64> = order.clone();
-            best.sort_by(|a, b| cands[b].base.total_cmp(&cands[a].base));
-            for id in best.into_iter().take(EXPAND_NEIGHBOURS_OF) {
+            let best: Vec<i64> = order.iter().take(EXPAND_NEIGHBOURS_OF).copied().collect();
+            for id in best {
                 for nb in [id - 1, id + 1] {
                     if rows.contains_key(&nb) {
                         continue;
@@ -345,12 +307,11 @@ pub fn recall(
                     rows.insert(nb, r);
                     if near {
                         order.push(nb);
-                        cands.insert(nb, Candidate::default());
+                        base.insert(nb, 0.0);
                     }
                 }
             }
         }
-        let base: HashMap<i64, f64> = cands.iter().map(|(id, c)| (*id, c.base)).collect();
         for id in &order {
             let Some(Some(r)) = rows.get(id) else {
                 continue;
@@ -381,33 +342,28 @@ pub fn recall(
             if asks_when && tells_when(&r.body) {
                 score *= 1.0 + weights.temporal;
             }
-            cands
-                .get_mut(id)
-                .expect("every id in order is a candidate")
-                .score = score;
+            scores.insert(*id, score);
         }
-    } else {
-        cands.values_mut().for_each(|c| c.score = c.base);
     }
 
-    let position: HashMap<i64, usize> = order.iter().enumerate().map(|(i, id)| (*id, i)).collect();
-    let mut ranked: Vec<(i64, Candidate)> = cands.into_iter().collect();
-    ranked.sort_by(|a, b| {
-        b.1.score
-            .total_cmp(&a.1.score)
-            .then(position[&a.0].cmp(&position[&b.0]))
-    });
+    // Stable: equal scores keep the fused order.
+    let mut ranked: Vec<(i64, f64)> = order
+        .into_iter()
+        .map(|id| (id, scores.get(&id).copied().unwrap_or(base[&id])))
+        .collect();
+    ranked.sort_by(|a, b| b.1.total_cmp(&a.1));
+    let rank_in = |ids: &[i64], id: i64| ids.iter().position(|x| *x == id).map(|p| p + 1);
     let mut stmt = conn.prepare_cached(&format!(
         "SELECT {MEMORY_COLUMNS} FROM memories m WHERE m.id = ?1"
     ))?;
     let mut hits = Vec::with_capacity(q.limit);
-    for (id, c) in ranked.into_iter().take(q.limit) {
+    for (id, score) in ranked.into_iter().take(q.limit) {
         let memory = stmt.query_row([id], Memory::from_row)?;
         hits.push(Hit {
             memory,
-            score: c.score,
-            bm25_rank: c.bm25_rank,
-            vector_rank: c.vector_rank,
+            score,
+            bm25_rank: rank_in(&lexical, id),
+            vector_rank: rank_in(&semantic, id),
         });
     }
     Ok(hits)

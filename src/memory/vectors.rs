@@ -251,20 +251,6 @@ pub fn nearest_ids(
     project: Option<i64>,
     n: usize,
 ) -> Result<Vec<i64>, MemoryError> {
-    Ok(nearest_scored(conn, space, query, project, n)?
-        .into_iter()
-        .map(|(id, _)| id)
-        .collect())
-}
-
-/// [`nearest_ids`] with each memory's cosine similarity to `query`.
-pub fn nearest_scored(
-    conn: &Connection,
-    space: &VectorSpace,
-    query: &[f32],
-    project: Option<i64>,
-    n: usize,
-) -> Result<Vec<(i64, f64)>, MemoryError> {
     if query.len() != space.dim {
         return Err(MemoryError::Invalid {
             field: "query embedding",
@@ -276,7 +262,7 @@ pub fn nearest_scored(
         "WITH knn AS MATERIALIZED (
              SELECT memory_id, distance FROM {}
               WHERE embedding MATCH ?1 AND k = ?2 AND project_id IN (0, ?3))
-         SELECT knn.memory_id, knn.distance FROM knn JOIN memories m ON m.id = knn.memory_id
+         SELECT knn.memory_id FROM knn JOIN memories m ON m.id = knn.memory_id
           WHERE m.status = 'active' AND knn.distance <= ?5
           ORDER BY knn.distance, knn.memory_id
           LIMIT ?4",
@@ -291,7 +277,7 @@ pub fn nearest_scored(
             n as i64,
             max_distance
         ],
-        |r| Ok((r.get(0)?, 1.0 - r.get::<_, f64>(1)?)),
+        |r| r.get(0),
     )?;
     Ok(rows.collect::<Result<_, _>>()?)
 }
