@@ -101,7 +101,7 @@ big_rs=$(find "$corpus" -name "*.rs" -printf '%s %p\n' | sort -n | tail -1 | cut
 # The same keystrokes over stdio against the real `mira lsp`, each followed by documentSymbol
 # as an editor's outline asks (budget p99 ≤ 15 ms).
 MIRA_TYPING_ONLY=1 MIRA_TYPING_FILES=$(IFS=:; echo "${typing[*]}") \
-  cargo bench --bench lsp_core 2>/dev/null | grep -E 'keystroke|SKIPPED'
+  cargo bench --bench lsp_core 2>/dev/null | grep -E 'keystroke|parsed by|SKIPPED'
 # Peak RSS of the real language server with ≥1M lines indexed (a fresh MIRA_HOME).
 parts=()
 for d in "$corpus"/crates/* "$corpus"/npm/* "$corpus"/pypi/*; do [ -d "$d" ] && parts+=("$d"); done

@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio::sync::mpsc;
 
@@ -157,6 +157,9 @@ pub enum Kind {
 #[derive(Default)]
 struct Inbox {
     responses: HashMap<i64, Value>,
+    /// When each response's last byte was read, before the client parsed it (the benches
+    /// time the server and the pipe apart from this client's JSON parsing).
+    arrived: HashMap<i64, Instant>,
     notifications: Vec<Value>,
     server_requests: Vec<Value>,
     /// Responses with `id: null` (errors for malformed input).
@@ -286,10 +289,14 @@ impl TestServer {
             .wait_for(|inbox| inbox.responses.remove(&id))
             .await
             .unwrap_or_else(|| panic!("no response to request {id} within {TIMEOUT:?}"));
-        match msg.get("error") {
-            Some(e) => Err(e.clone()),
-            None => Ok(msg.get("result").cloned().unwrap_or(Value::Null)),
-        }
+        into_result(msg)
+    }
+
+    /// When the last byte of the response to `id` was read (after [`TestServer::response`]
+    /// returned it; `None` for an id never answered).
+    #[allow(dead_code)] // only `benches/lsp_core.rs` times responses; the tests wait for them
+    pub fn arrived(&self, id: i64) -> Option<Instant> {
+        self.inbox.lock().unwrap().arrived.get(&id).copied()
     }
 
     pub async fn request(&mut self, method: &str, params: Value) -> Result<Value, Value> {
@@ -468,10 +475,7 @@ impl TestServer {
         loop {
             self.flush_replies().await;
             if let Some(msg) = self.inbox.lock().unwrap().responses.remove(&id) {
-                return Some(match msg.get("error") {
-                    Some(e) => Err(e.clone()),
-                    None => Ok(msg.get("result").cloned().unwrap_or(Value::Null)),
-                });
+                return Some(into_result(msg));
             }
             match tokio::time::timeout_at(deadline, self.wake.recv()).await {
                 Ok(Some(())) => continue,
@@ -491,6 +495,17 @@ impl TestServer {
     }
 }
 
+/// A response's result or error, moved out (a large outline is not copied).
+fn into_result(msg: Value) -> Result<Value, Value> {
+    let Value::Object(mut m) = msg else {
+        return Ok(Value::Null);
+    };
+    match m.remove("error") {
+        Some(e) => Err(e),
+        None => Ok(m.remove("result").unwrap_or(Value::Null)),
+    }
+}
+
 async fn read_loop<R: AsyncRead + Unpin>(
     reader: R,
     inbox: Arc<Mutex<Inbox>>,
@@ -499,6 +514,7 @@ async fn read_loop<R: AsyncRead + Unpin>(
 ) {
     let mut frames = mira::lsp::transport::FrameReader::new(reader);
     while let Ok(Some(next)) = frames.next().await {
+        let arrived = Instant::now();
         let mira::lsp::transport::Frame::Body(body) = next else {
             panic!("server wrote a malformed frame: {next:?}");
         };
@@ -519,7 +535,9 @@ async fn read_loop<R: AsyncRead + Unpin>(
                 }
                 (Some(_), None) => inbox.notifications.push(msg),
                 (None, Some(Value::Number(id))) => {
-                    inbox.responses.insert(id.as_i64().unwrap(), msg);
+                    let id = id.as_i64().unwrap();
+                    inbox.arrived.insert(id, arrived);
+                    inbox.responses.insert(id, msg);
                 }
                 (None, _) => inbox.null_id.push(msg),
             }
