@@ -69,7 +69,8 @@ fn main() {
     // SAFETY: first thing in main, before any thread, tree or connection; scaling children
     // inherit `MIRA_ALLOCATOR`, so each row uses the parent's choice.
     let on_mimalloc = unsafe { mira::c_alloc::install_unless_system() };
-    mira::c_alloc::purge_at_once_on_many_threads();
+    let threads = mira::index::crawl::start_parse_pool();
+    mira::c_alloc::purge_at_once_on_many_threads(threads);
     let c_alloc = if on_mimalloc { "mimalloc" } else { "glibc" };
     let corpus = PathBuf::from(
         args.get(1)
@@ -94,7 +95,12 @@ fn main() {
     let opts = CrawlOptions::default();
     println!("corpus: {}", corpus.display());
     println!("C libraries' allocator: {c_alloc}");
-    println!("threads: {} (rayon)", rayon::current_num_threads());
+    println!(
+        "threads: {} (rayon; {} cores, at most {} unless RAYON_NUM_THREADS)",
+        rayon::current_num_threads(),
+        std::thread::available_parallelism().map_or(1, |n| n.get()),
+        mira::index::crawl::PARSE_THREADS_MAX
+    );
 
     // Warm the page cache so neither side pays for cold disk reads.
     let mut warm_bytes = 0u64;

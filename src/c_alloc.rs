@@ -34,14 +34,9 @@ const PURGE_AT_ONCE_ABOVE: usize = 4;
 /// cold index's peak memory grew with its threads: 16 threads on 1.13M lines peaked at
 /// 227 MB where 2 threads peaked at 157; purging at once brought 16 threads to 186 MB (10 ms:
 /// 197, 100 ms: 220). The `madvise` calls cost CPU that many cores can spare and two cannot,
-/// so 2–4 threads keep the default. The thread count is the parse pool's (rayon's:
-/// `RAYON_NUM_THREADS`, else the cores).
-pub fn purge_at_once_on_many_threads() {
-    let threads = std::env::var("RAYON_NUM_THREADS")
-        .ok()
-        .and_then(|t| t.parse::<usize>().ok())
-        .filter(|&t| t > 0)
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+/// so 2–4 threads keep the default. `threads` is the parse pool's
+/// ([`crate::index::crawl::start_parse_pool`]).
+pub fn purge_at_once_on_many_threads(threads: usize) {
     // A user's own setting wins.
     if threads > PURGE_AT_ONCE_ABOVE && std::env::var_os("MIMALLOC_PURGE_DELAY").is_none() {
         // SAFETY: options are plain integers mimalloc reads at each purge.

@@ -84,6 +84,7 @@ fn main() -> std::process::ExitCode {
     // SAFETY: no thread, tree-sitter object or SQLite call exists yet (the hook above only
     // sets a panic hook). It reads the same `MIRA_ALLOCATOR` as `GLOBAL`.
     unsafe { mira::c_alloc::install_unless_system() };
-    mira::c_alloc::purge_at_once_on_many_threads();
+    let threads = mira::index::crawl::start_parse_pool();
+    mira::c_alloc::purge_at_once_on_many_threads(threads);
     cli::run().unwrap_or_else(cli::CliError::report)
 }

@@ -125,24 +125,35 @@ impl LineIndex {
         let mut wide = vec![0u64];
         let mut offset = 0usize;
         let mut after_cr = false;
-        for chunk in rope.chunks() {
-            for (i, &b) in chunk.as_bytes().iter().enumerate() {
-                let at = offset + i;
-                if after_cr && b != b'\n' {
-                    // A lone `\r` ended the line before this byte.
-                    Self::push_line(&mut starts, &mut wide, at);
-                }
-                after_cr = false;
-                match b {
-                    b'\n' => Self::push_line(&mut starts, &mut wide, at + 1),
-                    b'\r' => after_cr = true,
-                    0x80.. => {
-                        let line = starts.len() - 1;
-                        wide[line / 64] |= 1 << (line % 64);
-                    }
-                    _ => {}
-                }
+        // Line breaks found with `memchr`, the bytes between them checked as a whole: a
+        // 300 KB outline's index was 4 % of the server's time while typing when this went
+        // byte by byte.
+        let mark_wide = |starts: &[usize], wide: &mut [u64], bytes: &[u8]| {
+            if !bytes.is_ascii() {
+                let line = starts.len() - 1;
+                wide[line / 64] |= 1 << (line % 64);
             }
+        };
+        for chunk in rope.chunks() {
+            let bytes = chunk.as_bytes();
+            if after_cr && bytes.first().is_some_and(|&b| b != b'\n') {
+                // A lone `\r` ended the line before this chunk.
+                Self::push_line(&mut starts, &mut wide, offset);
+            }
+            after_cr = after_cr && bytes.is_empty();
+            let mut from = 0;
+            for at in memchr::memchr2_iter(b'\n', b'\r', bytes) {
+                mark_wide(&starts, &mut wide, &bytes[from..at]);
+                match (bytes[at], bytes.get(at + 1)) {
+                    (b'\n', _) => Self::push_line(&mut starts, &mut wide, offset + at + 1),
+                    // `\r\n`: the line ends at the `\n`.
+                    (_, Some(b'\n')) => {}
+                    (_, Some(_)) => Self::push_line(&mut starts, &mut wide, offset + at + 1),
+                    (_, None) => after_cr = true,
+                }
+                from = at + 1;
+            }
+            mark_wide(&starts, &mut wide, &bytes[from..]);
             offset += chunk.len();
         }
         if after_cr {

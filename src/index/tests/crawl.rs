@@ -291,3 +291,20 @@ fn sensitive_files_are_never_indexed_and_leave_when_miraignore_names_them() {
     );
     assert_eq!(f.symbol_names("src/app.py"), vec!["run"]);
 }
+
+#[test]
+fn the_parse_pool_stops_at_eight_threads_unless_rayon_num_threads_says_more() {
+    use crate::index::crawl::{PARSE_THREADS_MAX, parse_threads};
+    // Many cores: capped, since each parsing thread keeps allocator pages of its own.
+    assert_eq!(parse_threads(None, 16), PARSE_THREADS_MAX);
+    assert_eq!(parse_threads(None, 64), PARSE_THREADS_MAX);
+    // Few cores: all of them.
+    assert_eq!(parse_threads(None, 2), 2);
+    assert_eq!(parse_threads(None, 1), 1);
+    // The user's RAYON_NUM_THREADS wins, above the cap too.
+    assert_eq!(parse_threads(Some("16"), 16), 16);
+    assert_eq!(parse_threads(Some(" 3 "), 16), 3);
+    // What rayon ignores is ignored here too.
+    assert_eq!(parse_threads(Some("0"), 4), 4);
+    assert_eq!(parse_threads(Some("many"), 12), PARSE_THREADS_MAX);
+}
