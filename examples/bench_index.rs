@@ -84,6 +84,16 @@ fn main() {
     };
     let ctags = opt("--ctags").unwrap_or_else(|| "ctags".into());
     let corpus = std::fs::canonicalize(&corpus).expect("corpus dir exists");
+    if let Some(list) = opt("--floor-child") {
+        let files: Vec<String> = std::fs::read_to_string(list)
+            .expect("the file list")
+            .lines()
+            .map(str::to_owned)
+            .collect();
+        let floor = parse_floor(&read_sources(&corpus, &files));
+        println!("{} {}", floor.wall.as_nanos(), floor.cpu.as_nanos());
+        return;
+    }
     if args.iter().any(|a| a == "--scaling-child") {
         return scaling_child(&corpus, args.iter().any(|a| a == "--stages"));
     }
@@ -270,6 +280,19 @@ fn main() {
         cold_wall.as_secs_f64() / floor.wall.as_secs_f64(),
         cold_cpu.as_secs_f64() / floor.cpu.as_secs_f64().max(1e-9)
     );
+    if let Some(glibc) = glibc_floor(&corpus, &files, tmp.path()) {
+        println!(
+            "{:<22} {:>12} {:>12}   (the same, tree-sitter on glibc's malloc as py-tree-sitter runs it)",
+            "parse only, glibc",
+            ms(glibc.wall),
+            ms(glibc.cpu)
+        );
+        println!(
+            "ratio to the glibc floor: symbols ready {:.2}x, all done {:.2}x",
+            stats.symbols_elapsed.as_secs_f64() / glibc.wall.as_secs_f64(),
+            cold_wall.as_secs_f64() / glibc.wall.as_secs_f64()
+        );
+    }
     if ctags_ok {
         let floor_vs_ctags = floor.wall.as_secs_f64() / ctags_wall.as_secs_f64();
         println!(
@@ -502,6 +525,40 @@ fn read_sources(corpus: &Path, files: &[String]) -> Vec<(Lang, Vec<u8>)> {
 struct Floor {
     wall: Duration,
     cpu: Duration,
+}
+
+/// The floor again in a child process whose C libraries stay on glibc (`MIRA_ALLOCATOR`
+/// is read once, at start): what the py-tree-sitter floor measures. `None`, said,
+/// when the child fails.
+fn glibc_floor(corpus: &Path, files: &[String], tmp: &Path) -> Option<Floor> {
+    let list = tmp.join("floor-files.txt");
+    std::fs::write(&list, files.join("\n")).ok()?;
+    let out = std::process::Command::new(std::env::current_exe().ok()?)
+        .arg(corpus)
+        .arg("--floor-child")
+        .arg(&list)
+        .env("MIRA_ALLOCATOR", "system")
+        .output()
+        .ok()?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    let mut nums = text.split_whitespace().map(|n| n.parse::<u64>().ok());
+    match (
+        out.status.success(),
+        nums.next().flatten(),
+        nums.next().flatten(),
+    ) {
+        (true, Some(wall), Some(cpu)) => Some(Floor {
+            wall: Duration::from_nanos(wall),
+            cpu: Duration::from_nanos(cpu),
+        }),
+        _ => {
+            println!(
+                "parse only, glibc: the child failed: {}",
+                String::from_utf8_lossy(&out.stderr).trim()
+            );
+            None
+        }
+    }
 }
 
 /// tree-sitter's parse-only floor: the files already in memory, parsed on the rayon pool.
