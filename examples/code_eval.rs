@@ -164,7 +164,14 @@ fn main() {
                 continue;
             }
             let top: Vec<String> = ranked[i].iter().take(3).map(|id| name_of(*id)).collect();
-            println!("MISS {:?} -> {} ({}) | rank {:?} | top: {}", p.query, p.name, p.path, pos.map(|p| p + 1), top.join(", "));
+            println!(
+                "MISS {:?} -> {} ({}) | rank {:?} | top: {}",
+                p.query,
+                p.name,
+                p.path,
+                pos.map(|p| p + 1),
+                top.join(", ")
+            );
         }
     }
     // The same queries again: the document frequencies of common words are cached now, as

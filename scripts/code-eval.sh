@@ -44,7 +44,10 @@ for c in "${names[@]}"; do
   fi
   if [ -n "$d" ]; then crates+=("$d/src"); else echo "code-eval: $c is not in $reg (left out)" >&2; fi
 done
-[ ${#crates[@]} -gt 0 ] || { echo "code-eval: no crates found under $reg" >&2; exit 1; }
+if [ ${#crates[@]} -eq 0 ]; then
+  echo "*** code eval SKIPPED: none of its crates is in the cargo registry ($reg)" >&2
+  exit 0
+fi
 if [ "$minilm" = 1 ]; then
   model=$(scripts/fetch-minilm)
   exec cargo run --release --features local-embeddings --example code_eval -- \

@@ -124,7 +124,10 @@ fn symbol(name: &str, kind: SymbolKind, container: Option<&str>, row: u32) -> Sy
         start_byte: 0,
         end_byte: 0,
         start: Point { row, col: 0 },
-        end: Point { row: row + 2, col: 1 },
+        end: Point {
+            row: row + 2,
+            col: 1,
+        },
     };
     Symbol {
         name: name.to_string(),
@@ -156,7 +159,12 @@ fn a_question_ranks_code_above_fields_and_tests() {
         symbols: vec![
             symbol("retry_backoff", SymbolKind::Field, Some("Client"), 1),
             symbol("next_retry_backoff", SymbolKind::Method, Some("Client"), 5),
-            symbol("retry_backoff_doubles", SymbolKind::Function, Some("tests"), 20),
+            symbol(
+                "retry_backoff_doubles",
+                SymbolKind::Function,
+                Some("tests"),
+                20,
+            ),
         ],
         refs: Vec::new(),
     };
@@ -165,8 +173,7 @@ fn a_question_ranks_code_above_fields_and_tests() {
         "fn next_retry_backoff(&self) -> Duration {\n    let base = self.retry_backoff;\n    \
          let jitter = self.jitter_for(self.attempts);\n    base * 2 + jitter\n}\n"
             .to_string(),
-        "fn retry_backoff_doubles() {\n    assert_eq!(client().retry_backoff, 2);\n}\n"
-            .to_string(),
+        "fn retry_backoff_doubles() {\n    assert_eq!(client().retry_backoff, 2);\n}\n".to_string(),
     ];
     let meta = FileMeta {
         size: 1,
@@ -178,12 +185,15 @@ fn a_question_ranks_code_above_fields_and_tests() {
     store
         .write(|tx| db::replace_file(tx, pid, "src/client.rs", "rust", &meta, &syms, &heads))
         .unwrap();
-    let names = |q: &str| -> Vec<String> {
-        ask(&store, pid, q).into_iter().map(|h| h.name).collect()
-    };
+    let names =
+        |q: &str| -> Vec<String> { ask(&store, pid, q).into_iter().map(|h| h.name).collect() };
     assert_eq!(
         names("the retry backoff"),
-        ["next_retry_backoff", "retry_backoff", "retry_backoff_doubles"]
+        [
+            "next_retry_backoff",
+            "retry_backoff",
+            "retry_backoff_doubles"
+        ]
     );
     assert_eq!(names("retry_backoff")[0], "retry_backoff");
 }
