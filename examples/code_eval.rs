@@ -16,6 +16,10 @@
 //! file) and times the same queries over it. With `--builtin-vectors` or `--model-dir`, the
 //! chunks are embedded too and weighted RRF is measured over a grid of weights (the defaults
 //! in `index::search::CodeWeights` were chosen from that table).
+//!
+//! `CODE_EVAL_MISSES=1` lists each query whose function is not in the first five, with the
+//! first three found; `MIRA_EVAL_TOKENIZE='unicode61 remove_diacritics 2'` rebuilds
+//! `code_fts` with another tokenizer before indexing (the "before" row of docs/benchmarks.md).
 
 #[allow(dead_code)]
 #[path = "../tests/it/support/code_eval.rs"]
