@@ -1,63 +1,227 @@
-//! The code-search eval on real crates, by hand (it takes minutes with an embedder):
+//! The code-search eval on real crates: question → function, with the doc comments removed
+//! from what is indexed.
 //!
-//!   scripts/code-eval.sh            # picks crates from the cargo registry, runs this
+//!   scripts/code-eval.sh                 # dev crates from the cargo registry, default build
+//!   scripts/code-eval.sh --held-out      # tokio, hyper, regex-automata, serde_json
+//!   cargo run --release --example code_eval -- [--max-pairs 600] \
+//!       [--builtin-vectors] [--latency-corpus DIR] CRATE_DIR...
 //!   cargo run --release --features local-embeddings --example code_eval -- \
-//!       --model-dir "$(scripts/fetch-minilm)" [--max-pairs 600] CRATE_DIR...
+//!       --model-dir "$(scripts/fetch-minilm)" CRATE_DIR...
 //!
 //! Each crate is copied without doc comments and indexed; each documented function's doc
-//! (first sentence) is the query for that function. Prints hit@5 and MRR@10 for BM25,
-//! vectors (all-MiniLM-L6-v2 over the chunks) and weighted RRF over a grid of weights; the
-//! defaults in `index::search::CodeWeights` were chosen from this table.
+//! (first sentence) is the query for that function. The first table is code search as Mira
+//! runs it in the default build (`index::search::search`, the built-in embedder embeds no
+//! code): hit@1/5/10 and MRR@10 per crate and in all, and the latency of each query, p50 and
+//! p99. `--latency-corpus DIR` indexes DIR as well (read only; the index is a temporary
+//! file) and times the same queries over it. With `--builtin-vectors` or `--model-dir`, the
+//! chunks are embedded too and weighted RRF is measured over a grid of weights (the defaults
+//! in `index::search::CodeWeights` were chosen from that table).
+//!
+//! `CODE_EVAL_MISSES=1` lists each query whose function is not in the first five, with the
+//! first three found; `MIRA_EVAL_TOKENIZE='unicode61 remove_diacritics 2'` rebuilds
+//! `code_fts` with another tokenizer before indexing (the "before" row of docs/benchmarks.md).
 
 #[allow(dead_code)]
 #[path = "../tests/it/support/code_eval.rs"]
 mod code_eval;
 
 use std::path::PathBuf;
+use std::time::{Duration, Instant};
 
 use mira::embed::Embedder;
 use mira::embed::{EmbedderConfig, EmbedderKind};
-use mira::index::search::CodeWeights;
+use mira::index::search::{self, CodeWeights};
+
+fn percentile(sorted: &[Duration], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return 0.0;
+    }
+    let i = ((sorted.len() as f64 * p).ceil() as usize).clamp(1, sorted.len()) - 1;
+    sorted[i].as_secs_f64() * 1e3
+}
+
+fn print_row(name: &str, s: &code_eval::Score, lat: Option<&mut Vec<Duration>>) {
+    let lat = match lat {
+        Some(l) => {
+            l.sort();
+            format!(
+                "  p50 {:.2} ms  p99 {:.2} ms",
+                percentile(l, 0.50),
+                percentile(l, 0.99)
+            )
+        }
+        None => String::new(),
+    };
+    println!(
+        "{name:<36} n {:>4}  hit@1 {:.3}  hit@5 {:.3}  hit@10 {:.3}  MRR@10 {:.3}{lat}",
+        s.n, s.hit1, s.hit5, s.hit10, s.mrr10
+    );
+}
+
+/// Runs every query through `search::search` as the product does; returns the ranked ids
+/// and each query's time (query embedding included when `embed` is given).
+fn run_search(
+    ix: &code_eval::Indexed,
+    queries: &[String],
+    embed: Option<(&Embedder, &tokio::runtime::Runtime)>,
+) -> (Vec<Vec<i64>>, Vec<Duration>) {
+    let space = embed.and_then(|(e, _)| {
+        ix.store
+            .read(|c| mira::index::vectors::lookup(c, &e.model_id()))
+            .unwrap()
+    });
+    let mut ranked = Vec::new();
+    let mut times = Vec::new();
+    for q in queries {
+        let started = Instant::now();
+        let v = embed.map(|(e, rt)| rt.block_on(e.embed(std::slice::from_ref(q))).unwrap());
+        let qv = match (&space, &v) {
+            (Some(space), Some(v)) => Some(search::CodeQueryVector {
+                space,
+                vector: &v[0],
+            }),
+            _ => None,
+        };
+        let hits = ix
+            .store
+            .read(|c| search::search(c, ix.project_id, q, 10, qv, &CodeWeights::default()))
+            .unwrap();
+        times.push(started.elapsed());
+        ranked.push(hits.iter().map(|h| h.symbol_id).collect());
+    }
+    (ranked, times)
+}
 
 fn main() {
     let mut args = std::env::args().skip(1);
     let (mut dirs, mut model_dir, mut max_pairs) = (Vec::new(), None, 600usize);
+    let (mut builtin_vectors, mut latency_corpus) = (false, None);
     while let Some(a) = args.next() {
         match a.as_str() {
             "--model-dir" => model_dir = args.next().map(PathBuf::from),
             "--max-pairs" => max_pairs = args.next().and_then(|v| v.parse().ok()).unwrap_or(600),
+            "--builtin-vectors" => builtin_vectors = true,
+            "--latency-corpus" => latency_corpus = args.next().map(PathBuf::from),
             _ => dirs.push(PathBuf::from(a)),
         }
     }
     if dirs.is_empty() {
-        eprintln!("usage: code_eval [--model-dir DIR] [--max-pairs N] CRATE_DIR...");
+        eprintln!(
+            "usage: code_eval [--model-dir DIR | --builtin-vectors] [--max-pairs N] \
+             [--latency-corpus DIR] CRATE_DIR..."
+        );
         std::process::exit(2);
     }
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path().join("corpus");
     std::fs::create_dir_all(root.join(".git")).unwrap();
     let pairs = code_eval::prepare(&dirs, &root, max_pairs);
+    let started = Instant::now();
     let ix = code_eval::index(&root, &tmp.path().join("mira.db"));
+    let index_s = started.elapsed().as_secs_f64();
     let targets = code_eval::targets(&ix, &pairs);
     println!(
-        "{} crates, {} symbols, {} doc → function pairs ({} targets indexed)",
+        "{} crates, {} symbols (indexed in {index_s:.1} s), {} doc → function pairs ({} targets indexed)",
         dirs.len(),
         ix.symbols,
         pairs.len(),
         targets.iter().filter(|t| t.is_some()).count()
     );
-    let mut lists = code_eval::bm25_lists(&ix, &pairs);
-    let row = |name: &str, ranked: &[Vec<i64>]| {
-        let s = code_eval::score(&targets, ranked);
-        println!("{name:<44} hit@5 {:.3}  MRR@10 {:.3}", s.hit5, s.mrr10);
-        s
-    };
-    row(
-        "BM25",
-        &lists.iter().map(|l| l.bm25.clone()).collect::<Vec<_>>(),
+    let queries: Vec<String> = pairs.iter().map(|p| p.query.clone()).collect();
+
+    // ---- code search as the default build runs it ---------------------------------------
+    println!("== code search (index::search::search, default build: lexical) ==");
+    let (ranked, mut times) = run_search(&ix, &queries, None);
+    let mut crates: Vec<String> = pairs
+        .iter()
+        .map(|p| p.path.split('/').next().unwrap_or("").to_string())
+        .collect();
+    crates.dedup();
+    for krate in &crates {
+        let keep: Vec<usize> = (0..pairs.len())
+            .filter(|&i| pairs[i].path.split('/').next() == Some(krate.as_str()))
+            .collect();
+        let t: Vec<Option<i64>> = keep.iter().map(|&i| targets[i]).collect();
+        let r: Vec<Vec<i64>> = keep.iter().map(|&i| ranked[i].clone()).collect();
+        print_row(krate, &code_eval::score(&t, &r), None);
+    }
+    print_row(
+        "all",
+        &code_eval::score(&targets, &ranked),
+        Some(&mut times),
+    );
+    if std::env::var_os("CODE_EVAL_MISSES").is_some() {
+        let name_of = |id: i64| {
+            ix.store
+                .read(|c| {
+                    c.query_row(
+                        "SELECT coalesce(container || '.', '') || name || ' [' || kind || ']' FROM symbols WHERE id = ?1",
+                        [id],
+                        |r| r.get::<_, String>(0),
+                    )
+                })
+                .unwrap_or_default()
+        };
+        for (i, p) in pairs.iter().enumerate() {
+            let pos = targets[i].and_then(|t| ranked[i].iter().position(|x| *x == t));
+            if pos.is_some_and(|p| p < 5) {
+                continue;
+            }
+            let top: Vec<String> = ranked[i].iter().take(3).map(|id| name_of(*id)).collect();
+            println!(
+                "MISS {:?} -> {} ({}) | rank {:?} | top: {}",
+                p.query,
+                p.name,
+                p.path,
+                pos.map(|p| p + 1),
+                top.join(", ")
+            );
+        }
+    }
+    // The same queries again: the document frequencies of common words are cached now, as
+    // in a language server that has answered a few questions.
+    let (_, mut warm) = run_search(&ix, &queries, None);
+    warm.sort();
+    println!(
+        "{:<36} p50 {:.2} ms  p99 {:.2} ms",
+        "latency, second pass",
+        percentile(&warm, 0.5),
+        percentile(&warm, 0.99)
     );
 
-    // the built-in embedder unless a MiniLM directory is given
+    if let Some(dir) = latency_corpus {
+        let started = Instant::now();
+        let big = code_eval::index(&dir, &tmp.path().join("latency.db"));
+        println!(
+            "latency corpus {}: {} symbols, indexed in {:.0} s",
+            dir.display(),
+            big.symbols,
+            started.elapsed().as_secs_f64()
+        );
+        let embedder = Embedder::from_config(&EmbedderConfig::default(), None)
+            .unwrap()
+            .unwrap();
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        for pass in ["first pass", "second pass"] {
+            let (_, mut t) = run_search(&big, &queries, Some((&embedder, &rt)));
+            t.sort();
+            println!(
+                "{:<36} p50 {:.2} ms  p99 {:.2} ms  max {:.2} ms (query embedding included)",
+                format!("latency over the corpus, {pass}"),
+                percentile(&t, 0.5),
+                percentile(&t, 0.99),
+                t.last().map_or(0.0, |d| d.as_secs_f64() * 1e3)
+            );
+        }
+    }
+
+    if model_dir.is_none() && !builtin_vectors {
+        return;
+    }
+    // ---- vectors and fusion ----------------------------------------------------------------
     let cfg = match model_dir {
         Some(dir) => EmbedderConfig {
             provider: EmbedderKind::Local,
@@ -76,12 +240,12 @@ fn main() {
             std::process::exit(2);
         }
     };
-    println!("embedder: {}", embedder.model_id());
+    println!("== vectors: {} ==", embedder.model_id());
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .unwrap();
-    let started = std::time::Instant::now();
+    let started = Instant::now();
     let n = rt
         .block_on(mira::index::vectors::embed_pending(
             &ix.store,
@@ -95,7 +259,15 @@ fn main() {
         "embedded {n} chunks in {:.1} s",
         started.elapsed().as_secs_f64()
     );
-    let queries: Vec<String> = pairs.iter().map(|p| p.query.clone()).collect();
+    let mut lists = code_eval::bm25_lists(&ix, &pairs);
+    print_row(
+        "BM25",
+        &code_eval::score(
+            &targets,
+            &lists.iter().map(|l| l.bm25.clone()).collect::<Vec<_>>(),
+        ),
+        None,
+    );
     let vectors = rt.block_on(embedder.embed(&queries)).unwrap();
     let space = ix
         .store
@@ -110,33 +282,35 @@ fn main() {
             Ok(())
         })
         .unwrap();
-    row(
+    print_row(
         "vectors",
-        &lists.iter().map(|l| l.vector.clone()).collect::<Vec<_>>(),
+        &code_eval::score(
+            &targets,
+            &lists.iter().map(|l| l.vector.clone()).collect::<Vec<_>>(),
+        ),
+        None,
     );
-    let mut best = (0.0, CodeWeights::default());
-    for bm25 in [1.0] {
-        for vector in [0.5, 1.0, 1.5, 2.0, 3.0] {
-            for k in [10.0, 30.0, 60.0] {
-                let w = CodeWeights {
-                    bm25,
-                    vector,
-                    vector_identifier: 0.3,
-                    rrf_k: k,
-                };
-                let s = row(
-                    &format!("RRF bm25 {bm25} vector {vector} k {k}"),
-                    &code_eval::fuse(&lists, &w),
-                );
-                if s.hit5 + s.mrr10 > best.0 {
-                    best = (s.hit5 + s.mrr10, w);
-                }
-            }
+    for vector in [0.1, 0.2, 0.3, 0.5, 1.0, 1.5, 2.0, 3.0] {
+        for k in [10.0, 30.0, 60.0] {
+            let w = CodeWeights {
+                bm25: 1.0,
+                vector,
+                vector_identifier: 0.3,
+                rrf_k: k,
+            };
+            print_row(
+                &format!("RRF bm25 1 vector {vector} k {k}"),
+                &code_eval::score(&targets, &code_eval::fuse(&lists, &w)),
+                None,
+            );
         }
     }
-    println!("best: {:?}", best.1);
-    row(
-        "default CodeWeights",
-        &code_eval::fuse(&lists, &CodeWeights::default()),
+    let (_, mut t) = run_search(&ix, &queries, Some((&embedder, &rt)));
+    t.sort();
+    println!(
+        "{:<36} p50 {:.2} ms  p99 {:.2} ms (query embedding included)",
+        "latency with vectors",
+        percentile(&t, 0.5),
+        percentile(&t, 0.99)
     );
 }

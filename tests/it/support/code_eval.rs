@@ -27,7 +27,13 @@ pub struct Pair {
 pub fn prepare(src_dirs: &[PathBuf], dest: &Path, max_pairs: usize) -> Vec<Pair> {
     let mut pairs = Vec::new();
     for dir in src_dirs {
-        let krate = dir.file_name().unwrap().to_string_lossy().into_owned();
+        // `…/tokio-1.54.1/src` is copied to `tokio-1.54.1/…`: naming every copy `src` put
+        // each crate's `lib.rs` over the last one's.
+        let named = match dir.file_name() {
+            Some(n) if n == "src" => dir.parent().and_then(Path::file_name),
+            n => n,
+        };
+        let krate = named.unwrap().to_string_lossy().into_owned();
         for entry in walk(dir) {
             let rel = entry.strip_prefix(dir).unwrap();
             let Ok(bytes) = std::fs::read(&entry) else {
@@ -154,6 +160,13 @@ pub struct Indexed {
 
 pub fn index(root: &Path, db: &Path) -> Indexed {
     let store = Store::open(db).unwrap();
+    if let Ok(tok) = std::env::var("MIRA_EVAL_TOKENIZE") {
+        let c = rusqlite::Connection::open(db).unwrap();
+        c.execute_batch(&format!(
+            "DROP TABLE code_fts; CREATE VIRTUAL TABLE code_fts USING fts5(name, signature, doc, body, content = '', contentless_delete = 1, tokenize = '{tok}');"
+        ))
+        .unwrap();
+    }
     let project = mira::project::detect(root);
     let project = Project {
         root: root.to_path_buf(),
@@ -180,11 +193,18 @@ pub struct Lists {
     pub identifier: bool,
 }
 
-/// hit@5 and MRR@10 of a ranking function over all pairs.
+/// hit@1/5/10 and MRR@10 of a ranking over all pairs.
 #[derive(Clone, Copy, Debug)]
 pub struct Score {
+    #[allow(dead_code)] // read by examples/code_eval.rs
+    pub hit1: f64,
     pub hit5: f64,
+    #[allow(dead_code)] // read by examples/code_eval.rs
+    pub hit10: f64,
     pub mrr10: f64,
+    /// Pairs whose target is indexed.
+    #[allow(dead_code)] // read by examples/code_eval.rs
+    pub n: usize,
 }
 
 /// The id of each pair's target (`None` when the index does not have it).
@@ -227,22 +247,26 @@ pub fn bm25_lists(ix: &Indexed, pairs: &[Pair]) -> Vec<Lists> {
 }
 
 pub fn score(targets: &[Option<i64>], ranked: &[Vec<i64>]) -> Score {
-    let (mut hit5, mut mrr) = (0.0, 0.0);
+    let (mut hit1, mut hit5, mut hit10, mut mrr) = (0.0, 0.0, 0.0, 0.0);
     for (t, r) in targets.iter().zip(ranked) {
         let Some(t) = t else { continue };
         if let Some(pos) = r.iter().position(|x| x == t) {
-            if pos < 5 {
-                hit5 += 1.0;
-            }
+            hit1 += f64::from(pos < 1);
+            hit5 += f64::from(pos < 5);
+            hit10 += f64::from(pos < 10);
             if pos < 10 {
                 mrr += 1.0 / (pos + 1) as f64;
             }
         }
     }
-    let n = targets.iter().filter(|t| t.is_some()).count().max(1) as f64;
+    let n = targets.iter().filter(|t| t.is_some()).count();
+    let d = n.max(1) as f64;
     Score {
-        hit5: hit5 / n,
-        mrr10: mrr / n,
+        hit1: hit1 / d,
+        hit5: hit5 / d,
+        hit10: hit10 / d,
+        mrr10: mrr / d,
+        n,
     }
 }
 
