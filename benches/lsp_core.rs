@@ -224,7 +224,14 @@ async fn typing_document_symbol(path: &std::path::Path) {
         // MIRA_TYPING_PROJECT the root is that (big) folder instead, and typing starts while
         // its cold index runs.
         let big = std::env::var_os("MIRA_TYPING_PROJECT").map(std::path::PathBuf::from);
-        let krate = path.ancestors().find(|a| a.join("Cargo.toml").is_file());
+        // A Rust file's crate; other files come alone. (Any ancestor with a Cargo.toml
+        // would do otherwise: for the corpus under Mira's own `target/`, that was this whole
+        // repository, target directory and all, copied for each place.)
+        let krate = path
+            .extension()
+            .is_some_and(|e| e == "rs")
+            .then(|| path.ancestors().find(|a| a.join("Cargo.toml").is_file()))
+            .flatten();
         if big.is_none()
             && let Some(krate) = krate
         {
@@ -376,6 +383,9 @@ async fn typing_document_symbol(path: &std::path::Path) {
 fn copy_tree(from: &std::path::Path, to: &std::path::Path) {
     for e in std::fs::read_dir(from).into_iter().flatten().flatten() {
         let dest = to.join(e.file_name());
+        if e.file_name() == "target" || e.file_name() == ".git" {
+            continue;
+        }
         if e.path().is_dir() {
             std::fs::create_dir_all(&dest).unwrap();
             copy_tree(&e.path(), &dest);
