@@ -84,21 +84,27 @@ pub fn start(state: &Arc<ServerState>) {
     state.editor.anchors.start(store, &session.project, index);
 }
 
-/// Re-read the pending proposals (after one was made, applied or rejected).
+/// Re-read the pending proposals in the background (at start).
 pub fn refresh_proposals(state: &Arc<ServerState>) {
+    let st = state.clone();
+    tokio::spawn(async move { reload_proposals(&st).await });
+}
+
+/// Re-read the pending proposals (after one was made, applied or rejected). Awaited before
+/// the message that says so: an editor asked for code actions right after "rejected
+/// proposal #2" must not be offered #2 again (a race the Helix replay caught under load).
+pub async fn reload_proposals(state: &ServerState) {
     let Ok(store) = state.store().cloned() else {
         return;
     };
-    let st = state.clone();
-    tokio::spawn(async move {
-        let read = tokio::task::spawn_blocking(move || store.read(proposals::pending)).await;
-        if let Ok(Ok(list)) = read {
-            *st.editor
-                .proposals
-                .lock()
-                .unwrap_or_else(|e| e.into_inner()) = list;
-        }
-    });
+    let read = tokio::task::spawn_blocking(move || store.read(proposals::pending)).await;
+    if let Ok(Ok(list)) = read {
+        *state
+            .editor
+            .proposals
+            .lock()
+            .unwrap_or_else(|e| e.into_inner()) = list;
+    }
 }
 
 /// The anchor for a memory about the code at `range`: the innermost enclosing symbol.

@@ -41,7 +41,7 @@ impl LspHost {
             .unwrap_or_default();
         let shown =
             crawl::relative(&root, &edit.path).unwrap_or_else(|| edit.path.display().to_string());
-        super::super::editor::refresh_proposals(&self.state);
+        super::super::editor::reload_proposals(&self.state).await;
         let _ = self.out.send(Out::Note {
             text: proposals::transcript_block(id, &shown, &edit.diff),
         });

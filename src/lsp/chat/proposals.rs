@@ -59,7 +59,7 @@ pub async fn apply_proposal(
         };
         if proposals::hash(&base) != p.base_hash {
             let _ = settle(ProposalStatus::Stale).await;
-            super::super::editor::refresh_proposals(&st);
+            super::super::editor::reload_proposals(&st).await;
             st.show(
                 MessageType::WARNING,
                 format!(
@@ -77,13 +77,20 @@ pub async fn apply_proposal(
             diff: p.diff,
         };
         let outcome = apply_file_edit(st.clone(), edit).await;
+        let settled = match outcome {
+            EditOutcome::Applied => Some(ProposalStatus::Applied),
+            EditOutcome::Stale(_) => Some(ProposalStatus::Stale),
+            EditOutcome::Rejected(_) | EditOutcome::Proposed { .. } => None,
+        };
+        if let Some(status) = settled {
+            let _ = settle(status).await;
+        }
+        super::super::editor::reload_proposals(&st).await;
         match outcome {
             EditOutcome::Applied => {
-                let _ = settle(ProposalStatus::Applied).await;
                 st.show(MessageType::INFO, format!("Mira: applied proposal #{id}"));
             }
             EditOutcome::Stale(why) => {
-                let _ = settle(ProposalStatus::Stale).await;
                 st.show(
                     MessageType::WARNING,
                     format!("Mira: proposal #{id} is stale: {why}"),
@@ -98,7 +105,6 @@ pub async fn apply_proposal(
             // apply_file_edit applies or refuses; it never proposes.
             EditOutcome::Proposed { .. } => {}
         }
-        super::super::editor::refresh_proposals(&st);
     });
     Ok(json!({ "proposal": id, "status": "applying" }))
 }
@@ -115,7 +121,7 @@ pub async fn reject_proposal(
     .await
     .map_err(|e| e.to_string())?
     .map_err(|e| e.to_string())?;
-    super::super::editor::refresh_proposals(state);
+    super::super::editor::reload_proposals(state).await;
     if !settled {
         return Err(format!("proposal #{id} does not exist or is not pending"));
     }
