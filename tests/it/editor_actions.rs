@@ -704,23 +704,18 @@ async fn pending_proposals_are_offered_as_actions_on_their_file() {
     )
     .await
     .unwrap();
-    message(&mut server, "Mira answered").await;
-    let mut offered = Vec::new();
-    for _ in 0..50 {
-        offered = titles(
-            &actions(
-                &mut server,
-                &util,
-                range(0, 0, 0, 0),
-                json!({"diagnostics": []}),
-            )
-            .await,
-        );
-        if !offered.is_empty() {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    // The list of pending proposals is current before "Mira proposes edit #1" is said, and so
+    // before the turn's answer: asked at once, without polling, the actions offer it.
+    message(&mut server, "Mira proposes edit #1").await;
+    let offered = titles(
+        &actions(
+            &mut server,
+            &util,
+            range(0, 0, 0, 0),
+            json!({"diagnostics": []}),
+        )
+        .await,
+    );
     assert_eq!(
         offered,
         ["Apply Mira proposal #1", "Reject Mira proposal #1"]
@@ -736,22 +731,17 @@ async fn pending_proposals_are_offered_as_actions_on_their_file() {
     command(&mut server, "mira.rejectProposal", json!({"proposal": 1}))
         .await
         .unwrap();
-    let mut gone = false;
-    for _ in 0..50 {
-        if actions(
-            &mut server,
-            &util,
-            range(0, 0, 0, 0),
-            json!({"diagnostics": []}),
-        )
-        .await
-        .is_empty()
-        {
-            gone = true;
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    assert!(gone, "a rejected proposal is still offered");
+    // Asked right after the command's answer, not polled: the list was re-read before it.
+    let after = actions(
+        &mut server,
+        &util,
+        range(0, 0, 0, 0),
+        json!({"diagnostics": []}),
+    )
+    .await;
+    assert!(
+        after.is_empty(),
+        "a rejected proposal is still offered: {after:?}"
+    );
     server.shutdown().await;
 }
