@@ -275,13 +275,32 @@ fn match_expression(conn: &Connection, query: &str) -> rusqlite::Result<Option<M
 /// carries its type's words; a test repeats the words of what it tests. Chosen on the dev
 /// crates of `scripts/code-eval.sh` (docs/benchmarks.md): hit@5 0.462 → 0.520, each part
 /// helping on its own (impl 0.5: 0.483; + fields 0.7: 0.498; + tests 0.5: 0.520).
-const KIND_PRIOR: &str = "CASE
-        WHEN s.kind = 'impl' THEN 0.5
-        WHEN s.kind IN ('field', 'enum_member', 'constant', 'variable', 'property') THEN 0.7
+fn kind_prior() -> &'static str {
+    use super::model::SymbolKind as K;
+    static SQL: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+        // Spelled by `SymbolKind::as_str`, as the `symbols.kind` column stores them.
+        let fields = [
+            K::Field,
+            K::EnumMember,
+            K::Constant,
+            K::Variable,
+            K::Property,
+        ]
+        .map(|k| format!("'{}'", k.as_str()))
+        .join(", ");
+        format!(
+            "CASE
+        WHEN s.kind = '{impl_}' THEN 0.5
+        WHEN s.kind IN ({fields}) THEN 0.7
         WHEN s.container = 'tests' OR s.container LIKE '%::tests' OR s.container LIKE '%.tests'
           OR s.name LIKE 'test\\_%' ESCAPE '\\' OR s.name GLOB 'test[A-Z]*'
           OR f.path LIKE 'tests/%' OR f.path LIKE '%/tests/%' THEN 0.5
-        ELSE 1.0 END";
+        ELSE 1.0 END",
+            impl_ = K::Impl.as_str()
+        )
+    });
+    &SQL
+}
 
 /// Ranked symbol ids of `project` whose chunk matches `query` by BM25.
 pub fn bm25_ids(
@@ -323,7 +342,7 @@ pub fn bm25_ids(
     let prior = if query.split_whitespace().nth(1).is_none() {
         "1.0"
     } else {
-        KIND_PRIOR
+        kind_prior()
     };
     let sql = format!(
         "WITH top AS MATERIALIZED ({top})
