@@ -268,11 +268,37 @@ pub async fn code_search(
                 (Some(space), Some((_, v))) => Some(CodeQueryVector { space, vector: v }),
                 _ => None,
             };
-            search::search(c, project_id, &query, limit, qv, &CodeWeights::default())
+            let hits = search::search(c, project_id, &query, limit, qv, &CodeWeights::default())?;
+            // Fewer hits than asked may be files not searchable yet: say so, with the fix.
+            let awaiting = if hits.len() < limit {
+                crate::index::offline::files_awaiting_search(c, project_id)?
+            } else {
+                0
+            };
+            Ok((hits, awaiting))
         })
     })
     .await
     .map_err(|e| format!("code search stopped: {e}"))?
     .map_err(|e| format!("code search failed: {e}"))?;
+    let (hits, awaiting) = hits;
+    let note = match (awaiting, note) {
+        (0, note) => note,
+        (n, note) => Some(
+            [
+                note,
+                Some(format!(
+                    "code search does not cover {n} indexed file{} yet; an editor on this \
+                     project or `mira index` adds {}",
+                    if n == 1 { "" } else { "s" },
+                    if n == 1 { "it" } else { "them" }
+                )),
+            ]
+            .into_iter()
+            .flatten()
+            .collect::<Vec<_>>()
+            .join("; "),
+        ),
+    };
     Ok(CodeSearch { hits, note })
 }

@@ -123,6 +123,21 @@ pub struct IndexStats {
     pub symbols: usize,
 }
 
+/// Indexed files whose code-search chunks are not written yet: the crawl's second stage has
+/// not reached them, or a migration (09: stemmed words) asked for them again and no crawl
+/// has run since (`mira mcp` and `mira search` do not crawl).
+pub fn files_awaiting_search(
+    conn: &rusqlite::Connection,
+    project_id: i64,
+) -> rusqlite::Result<usize> {
+    conn.query_row(
+        "SELECT count(*) FROM files WHERE project_id = ?1 AND chunks_done = 0 AND skip_reason IS NULL",
+        [project_id],
+        |r| r.get::<_, i64>(0),
+    )
+    .map(|n| n.max(0) as usize)
+}
+
 pub fn stats(conn: &rusqlite::Connection, project_id: i64) -> rusqlite::Result<IndexStats> {
     let (files, skipped): (i64, i64) = conn.query_row(
         "SELECT count(*), coalesce(sum(skip_reason IS NOT NULL), 0) FROM files WHERE project_id = ?1",

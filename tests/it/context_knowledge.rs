@@ -311,6 +311,41 @@ fn search_finds_code_by_its_doc_comment_and_by_name() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("No code matches"));
 }
 
+/// A database whose chunks are not written (an upgrade's migration 09 drops them; `mira
+/// search` and `mira mcp` do not crawl) says why nothing is found, and how to fix it.
+#[test]
+fn search_says_when_files_are_not_in_code_search_yet() {
+    let dir = sandbox();
+    ok(dir.path(), &["index"]);
+    let db = rusqlite::Connection::open(dir.path().join("mira/mira.db")).unwrap();
+    db.execute_batch("UPDATE files SET chunks_done = 0; DELETE FROM code_fts;")
+        .unwrap();
+    drop(db);
+    let out = mira(dir.path(), None)
+        .args(["search", "prorated refund"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains("code search does not cover 1 indexed file yet")
+            && err.contains("`mira index` adds it"),
+        "{err}"
+    );
+    // `mira index` writes them, and the note is gone.
+    ok(dir.path(), &["index"]);
+    let out = mira(dir.path(), None)
+        .args(["search", "prorated refund"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("settle"),
+        "{err}"
+    );
+    assert!(!err.contains("does not cover"), "{err}");
+}
+
 #[test]
 fn bad_input_gets_a_clear_outcome_and_the_turn_still_runs() {
     let dir = sandbox();

@@ -64,10 +64,14 @@ impl TypedTool for SearchCode {
                 .await
                 .map_err(ToolError::Failed)?;
             if found.hits.is_empty() {
-                return Ok(ToolOutput {
-                    text: "no code matches. If the project was never indexed, the user can run \
-                           `mira index` (editors index on start)"
+                let text = match found.note {
+                    Some(note) => format!("no code matches ({note})"),
+                    None => "no code matches. If the project was never indexed, the user can run \
+                             `mira index` (editors index on start)"
                         .into(),
+                };
+                return Ok(ToolOutput {
+                    text,
                     summary: format!("no code matches {}", a.query),
                 });
             }
