@@ -282,8 +282,42 @@ fn main() {
     );
     println!("budget: recall p99 <= 50 ms (docs/benchmarks.md)");
 
-    // The default embedder: what recall adds before the hybrid row above (whose 384-d KNN is
-    // an upper bound for the built-in table's 256 dimensions), and what `remember` adds.
+    // The embedders: what recall adds before the hybrid row above (384-d, as the default's),
+    // and what `remember` adds for a memory-sized text.
+    // A chat turn as LoCoMo's are: a name and two or three sentences (~30 words).
+    let memories_sample: Vec<String> = (0..100)
+        .map(|i| {
+            let more = if i % 2 == 0 {
+                sentence(&mut rng)
+            } else {
+                String::new()
+            };
+            let (a, b) = (sentence(&mut rng), sentence(&mut rng));
+            format!("{}: {a}. {b}. {more}", rng.pick(NAMES))
+        })
+        .collect();
+    let words: usize = memories_sample
+        .iter()
+        .map(|m| m.split_whitespace().count())
+        .sum();
+    println!(
+        "memory-sized texts: {} words on average",
+        words / memories_sample.len()
+    );
+    let bundled = mira::embed::LocalEmbedder::bundled().unwrap();
+    for (label, texts) in [("query", &queries), ("memory", &memories_sample)] {
+        let mut ms = Vec::new();
+        for q in texts.iter().cycle().take(420) {
+            let t = Instant::now();
+            std::hint::black_box(bundled.embed(std::slice::from_ref(q)).unwrap());
+            ms.push(t.elapsed().as_secs_f64() * 1000.0);
+        }
+        ms.drain(..20);
+        report(
+            &format!("{label} embedding, bundled paraphrase-MiniLM-L3-v2 4-bit (default)"),
+            ms,
+        );
+    }
     let builtin = mira::embed::BuiltinEmbedder::get();
     let mut ms = Vec::new();
     for q in queries.iter().cycle().take(2000) {
@@ -291,7 +325,10 @@ fn main() {
         std::hint::black_box(builtin.embed_one(q));
         ms.push(t.elapsed().as_secs_f64() * 1000.0);
     }
-    report("query embedding, built-in static table (default)", ms);
+    report(
+        "query embedding, built-in static table (model = \"static\")",
+        ms,
+    );
 
     #[cfg(feature = "local-embeddings")]
     if let Some(dir) = model_dir {

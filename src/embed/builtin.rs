@@ -14,7 +14,8 @@ use super::wordpiece::WordPiece;
 
 /// `MST1`, vocab u32, dim u32, scale f32[vocab], row i8[vocab*dim] (little-endian).
 static TABLE: &[u8] = include_bytes!("../../assets/embed/static.bin");
-static VOCAB: &str = include_str!("../../assets/embed/vocab.txt");
+/// bert-base-uncased's vocabulary, shared with the bundled transformer (`local.rs`).
+pub(super) static VOCAB: &str = include_str!("../../assets/embed/vocab.txt");
 
 /// Pieces of one text that count (the rest of a long text adds time, not meaning).
 const MAX_PIECES: usize = 512;

@@ -1,18 +1,28 @@
-//! all-MiniLM-L6-v2 on candle: a 6-layer BERT, mean-pooled over the attention mask and
-//! L2-normalised (the sentence-transformers recipe). Loads `model.safetensors`, `config.json`
-//! and `vocab.txt` from a directory; nothing is downloaded.
+//! BERT sentence encoders on candle, mean-pooled over the attention mask and L2-normalised
+//! (the sentence-transformers recipe). Two sources of weights:
+//! - [`LocalEmbedder::bundled`]: paraphrase-MiniLM-L3-v2 in 4 bits, compiled into the binary
+//!   (`assets/embed/minilm-l3`), the default embedder of memories;
+//! - [`LocalEmbedder::load`]: a directory with `model.safetensors`, `config.json` and
+//!   `vocab.txt` (all-MiniLM-L6-v2 for provider `local`). Nothing is downloaded.
 
+use std::collections::HashMap;
 use std::path::Path;
 
-use candle_core::{DType, Device, Module, Tensor};
+use candle_core::{DType, Device, Module, Shape, Tensor};
+use candle_nn::var_builder::SimpleBackend;
 use candle_nn::{Embedding, LayerNorm, Linear, VarBuilder};
 
 use super::wordpiece::WordPiece;
 use super::{EmbedError, normalise};
 
-/// sentence-transformers' `max_seq_length` for this model.
+/// sentence-transformers' `max_seq_length` for all-MiniLM-L6-v2.
 const MAX_TOKENS: usize = 256;
+/// paraphrase-MiniLM-L3-v2's: what it was trained on.
+const BUNDLED_MAX_TOKENS: usize = 128;
 const BATCH: usize = 32;
+
+static BUNDLED_WEIGHTS: &[u8] = include_bytes!("../../assets/embed/minilm-l3/model-q4.safetensors");
+static BUNDLED_CONFIG: &str = include_str!("../../assets/embed/minilm-l3/config.json");
 
 #[derive(serde::Deserialize)]
 struct BertConfig {
@@ -43,8 +53,10 @@ struct Layer {
 }
 
 pub struct LocalEmbedder {
+    model_id: &'static str,
+    max_tokens: usize,
     tokenizer: WordPiece,
-    word: Embedding,
+    word: WordTable,
     position: Embedding,
     token_type: Embedding,
     emb_norm: LayerNorm,
@@ -73,6 +85,27 @@ fn err(e: impl std::fmt::Display) -> EmbedError {
 
 impl LocalEmbedder {
     pub const MODEL_ID: &'static str = "local:all-MiniLM-L6-v2";
+    /// Names the bundled model; change it whenever its weights or preprocessing change, so
+    /// vectors of two models never meet in one space.
+    pub const BUNDLED_MODEL_ID: &'static str = "builtin:paraphrase-MiniLM-L3-v2-q4";
+
+    /// The model compiled into Mira. Parsing and unpacking the weights takes tens of
+    /// milliseconds: call it off the async runtime, once ([`super::Embedder`] shares it).
+    pub fn bundled() -> Result<LocalEmbedder, EmbedError> {
+        let cfg: BertConfig = serde_json::from_str(BUNDLED_CONFIG).map_err(err)?;
+        let tokenizer = WordPiece::from_vocab(super::builtin::VOCAB).map_err(EmbedError::Config)?;
+        let q4 = Q4Weights::parse(BUNDLED_WEIGHTS).map_err(err)?;
+        let word = WordTable::Q4(q4.rows("embeddings.word_embeddings.weight", cfg.hidden_size)?);
+        let vb = VarBuilder::from_backend(Box::new(q4), DType::F32, Device::Cpu);
+        Self::assemble(
+            cfg,
+            tokenizer,
+            vb,
+            Some(word),
+            Self::BUNDLED_MODEL_ID,
+            BUNDLED_MAX_TOKENS,
+        )
+    }
 
     /// The files [`Self::load`] needs are there (cheap: no parsing, no mapping).
     pub fn check_dir(dir: &Path) -> Result<(), EmbedError> {
@@ -101,9 +134,32 @@ impl LocalEmbedder {
         } else {
             vb.pp("bert")
         };
+        Self::assemble(cfg, tokenizer, vb, None, Self::MODEL_ID, MAX_TOKENS)
+    }
+
+    /// Builds the layers from `vb`; `word` replaces the word-embedding matrix when given.
+    fn assemble(
+        cfg: BertConfig,
+        tokenizer: WordPiece,
+        vb: VarBuilder<'_>,
+        word: Option<WordTable>,
+        model_id: &'static str,
+        max_tokens: usize,
+    ) -> Result<LocalEmbedder, EmbedError> {
+        let device = Device::Cpu;
         let h = cfg.hidden_size;
         let e = vb.pp("embeddings");
-        let word = candle_nn::embedding(cfg.vocab_size, h, e.pp("word_embeddings")).map_err(err)?;
+        let word = match word {
+            Some(w) => w,
+            None => WordTable::Dense(
+                candle_nn::embedding(cfg.vocab_size, h, e.pp("word_embeddings")).map_err(err)?,
+            ),
+        };
+        // Unpacked to f32 for the bundled model: candle's 4-bit kernels need AVX enabled at
+        // compile time, and without it measured 19 ms a text on one thread against 3 ms.
+        let proj = |i: usize, path: &str, (d_in, d_out): (usize, usize)| {
+            candle_nn::linear(d_in, d_out, vb.pp(format!("encoder.layer.{i}")).pp(path))
+        };
         let position =
             candle_nn::embedding(cfg.max_position_embeddings, h, e.pp("position_embeddings"))
                 .map_err(err)?;
@@ -112,36 +168,28 @@ impl LocalEmbedder {
                 .map_err(err)?;
         let emb_norm =
             candle_nn::layer_norm(h, cfg.layer_norm_eps, e.pp("LayerNorm")).map_err(err)?;
+        let (f, eps) = (cfg.intermediate_size, cfg.layer_norm_eps);
         let layers = (0..cfg.num_hidden_layers)
             .map(|i| {
                 let l = vb.pp(format!("encoder.layer.{i}"));
                 let a = l.pp("attention");
                 Ok(Layer {
-                    query: candle_nn::linear(h, h, a.pp("self.query"))?,
-                    key: candle_nn::linear(h, h, a.pp("self.key"))?,
-                    value: candle_nn::linear(h, h, a.pp("self.value"))?,
-                    attn_out: candle_nn::linear(h, h, a.pp("output.dense"))?,
-                    attn_norm: candle_nn::layer_norm(
-                        h,
-                        cfg.layer_norm_eps,
-                        a.pp("output.LayerNorm"),
-                    )?,
-                    intermediate: candle_nn::linear(
-                        h,
-                        cfg.intermediate_size,
-                        l.pp("intermediate.dense"),
-                    )?,
-                    output: candle_nn::linear(cfg.intermediate_size, h, l.pp("output.dense"))?,
-                    out_norm: candle_nn::layer_norm(
-                        h,
-                        cfg.layer_norm_eps,
-                        l.pp("output.LayerNorm"),
-                    )?,
+                    query: proj(i, "attention.self.query", (h, h))?,
+                    key: proj(i, "attention.self.key", (h, h))?,
+                    value: proj(i, "attention.self.value", (h, h))?,
+                    attn_out: proj(i, "attention.output.dense", (h, h))?,
+                    attn_norm: candle_nn::layer_norm(h, eps, a.pp("output.LayerNorm"))?,
+                    intermediate: proj(i, "intermediate.dense", (h, f))?,
+                    output: proj(i, "output.dense", (f, h))?,
+                    out_norm: candle_nn::layer_norm(h, eps, l.pp("output.LayerNorm"))?,
                 })
             })
             .collect::<candle_core::Result<Vec<_>>>()
             .map_err(err)?;
+
         Ok(LocalEmbedder {
+            model_id,
+            max_tokens,
             tokenizer,
             word,
             position,
@@ -156,26 +204,36 @@ impl LocalEmbedder {
 
     /// The WordPiece ids the model sees for `text` (with `[CLS]`/`[SEP]`, truncated).
     pub fn token_ids(&self, text: &str) -> Vec<u32> {
-        self.tokenizer.encode(text, MAX_TOKENS)
+        self.tokenizer.encode(text, self.max_tokens)
     }
 
     pub fn model_id(&self) -> &'static str {
-        Self::MODEL_ID
+        self.model_id
     }
 
-    /// Blocking; call from a worker thread.
+    /// Blocking; call from a worker thread. Runs on a one-thread pool of its own: candle
+    /// hands its matrix products to the current rayon pool, which would otherwise be the
+    /// index's parse pool (an embedding would queue behind a crawl, or slow it), and for
+    /// matrices this small one thread is as fast as two (a 28-word memory: 5.5 ms on one
+    /// thread, 6.9 ms on two, on the 2-core machine under load).
     pub fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, EmbedError> {
-        let mut out = Vec::with_capacity(texts.len());
-        for batch in texts.chunks(BATCH) {
-            out.extend(self.embed_batch(batch).map_err(err)?);
+        let run = || {
+            let mut out = Vec::with_capacity(texts.len());
+            for batch in texts.chunks(BATCH) {
+                out.extend(self.embed_batch(batch).map_err(err)?);
+            }
+            Ok(out)
+        };
+        match embed_pool() {
+            Some(pool) => pool.install(run),
+            None => run(),
         }
-        Ok(out)
     }
 
     fn embed_batch(&self, texts: &[String]) -> candle_core::Result<Vec<Vec<f32>>> {
         let encoded: Vec<Vec<u32>> = texts
             .iter()
-            .map(|t| self.tokenizer.encode(t, MAX_TOKENS))
+            .map(|t| self.tokenizer.encode(t, self.max_tokens))
             .collect();
         let (x, mask) = self.forward(&encoded)?;
         // mean pooling over real tokens
@@ -224,7 +282,7 @@ impl LocalEmbedder {
             .unsqueeze(0)?
             .broadcast_as((n, len))?;
         let types = ids.zeros_like()?;
-        let mut x = self.word.forward(&ids)?;
+        let mut x = self.word.forward(&ids, &self.device)?;
         x = (x + self.position.forward(&positions)?)?;
         x = (x + self.token_type.forward(&types)?)?;
         x = self.emb_norm.forward(&x)?;
@@ -257,5 +315,162 @@ impl LocalEmbedder {
         let a = l.attn_norm.forward(&(l.attn_out.forward(&ctx)? + x)?)?;
         let i = l.intermediate.forward(&a)?.gelu_erf()?;
         l.out_norm.forward(&(l.output.forward(&i)? + &a)?)
+    }
+}
+
+fn embed_pool() -> Option<&'static rayon::ThreadPool> {
+    static POOL: std::sync::OnceLock<Option<rayon::ThreadPool>> = std::sync::OnceLock::new();
+    POOL.get_or_init(|| {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(1)
+            .thread_name(|_| "mira-embed".into())
+            .build()
+            .inspect_err(|e| tracing::warn!("no thread for embeddings ({e}); using the caller's"))
+            .ok()
+    })
+    .as_ref()
+}
+
+/// The word-embedding matrix. A text uses a few dozen of its 30,522 rows, so the bundled
+/// model keeps it packed (7 MB instead of 47 MB of f32) and unpacks the rows a text uses.
+enum WordTable {
+    Dense(Embedding),
+    Q4(Q4Rows),
+}
+
+impl WordTable {
+    fn forward(&self, ids: &Tensor, device: &Device) -> candle_core::Result<Tensor> {
+        match self {
+            WordTable::Dense(e) => e.forward(ids),
+            WordTable::Q4(q) => {
+                let (n, len) = ids.dims2()?;
+                let flat: Vec<u32> = ids.flatten_all()?.to_vec1()?;
+                let mut out = Vec::with_capacity(flat.len() * q.dim);
+                for id in flat {
+                    q.row_into(id as usize, &mut out)?;
+                }
+                Tensor::from_vec(out, (n, len, q.dim), device)
+            }
+        }
+    }
+}
+
+/// One 4-bit matrix kept packed, read a row at a time.
+struct Q4Rows {
+    packed: Vec<u8>,
+    scales: Vec<f32>,
+    dim: usize,
+    rows: usize,
+}
+
+impl Q4Rows {
+    fn row_into(&self, row: usize, out: &mut Vec<f32>) -> candle_core::Result<()> {
+        if row >= self.rows {
+            candle_core::bail!("token id {row} is outside the {} rows", self.rows);
+        }
+        let start = row * self.dim;
+        out.extend((start..start + self.dim).map(|i| q4_value(&self.packed, &self.scales, i)));
+        Ok(())
+    }
+}
+
+/// The i-th value of a matrix stored as pocket-encoder's `q4-symmetric-g32-f16-v1`: two
+/// values a byte, low nibble first, `nibble - 8` times its group of 32's scale.
+fn q4_value(packed: &[u8], scales: &[f32], i: usize) -> f32 {
+    let nibble = (packed[i / 2] >> ((i % 2) * 4)) & 15;
+    (nibble as i16 - 8) as f32 * scales[i / 32]
+}
+
+/// The bundled safetensors: 1-D tensors in f32 as they were; every matrix `X` as `X.q4`
+/// (u8) and `X.scales` (f16), unpacked to f32 when the model asks for it with its shape.
+struct Q4Weights {
+    tensors: HashMap<String, Tensor>,
+}
+
+impl Q4Weights {
+    fn parse(bytes: &[u8]) -> candle_core::Result<Q4Weights> {
+        Ok(Q4Weights {
+            tensors: candle_core::safetensors::load_buffer(bytes, &Device::Cpu)?,
+        })
+    }
+
+    fn packed(&self, name: &str, count: usize) -> candle_core::Result<(Vec<u8>, Vec<f32>)> {
+        let get = |suffix: &str| {
+            self.tensors
+                .get(&format!("{name}.{suffix}"))
+                .ok_or_else(|| candle_core::Error::CannotFindTensor {
+                    path: format!("{name}.{suffix}"),
+                })
+        };
+        let packed: Vec<u8> = get("q4")?.to_vec1()?;
+        let scales: Vec<f32> = get("scales")?.to_dtype(DType::F32)?.to_vec1()?;
+        // Checked once here, so the reads in `q4_value` stay in bounds.
+        if packed.len() * 2 < count || scales.len() * 32 < count {
+            candle_core::bail!("{name}: {count} values do not fit its packed data");
+        }
+        Ok((packed, scales))
+    }
+
+    fn rows(&self, name: &str, dim: usize) -> Result<Q4Rows, EmbedError> {
+        let scales_len = self
+            .tensors
+            .get(&format!("{name}.scales"))
+            .map(|t| t.elem_count())
+            .ok_or_else(|| err(format!("the bundled model has no {name}")))?;
+        let rows = scales_len * 32 / dim;
+        let (packed, scales) = self.packed(name, rows * dim).map_err(err)?;
+        Ok(Q4Rows {
+            packed,
+            scales,
+            dim,
+            rows,
+        })
+    }
+}
+
+impl SimpleBackend for Q4Weights {
+    fn get(
+        &self,
+        s: Shape,
+        name: &str,
+        _: candle_nn::Init,
+        dtype: DType,
+        dev: &Device,
+    ) -> candle_core::Result<Tensor> {
+        let t = match self.tensors.get(name) {
+            Some(t) => t.clone(),
+            None => {
+                // A packed matrix has no shape of its own: the model's request gives it,
+                // and the value count must match it exactly.
+                let count = s.elem_count();
+                let (packed, scales) = self.packed(name, count)?;
+                if scales.len() * 32 != count {
+                    candle_core::bail!(
+                        "{name}: packed for {} values, wanted as {s:?}",
+                        scales.len() * 32
+                    );
+                }
+                let values: Vec<f32> = (0..count).map(|i| q4_value(&packed, &scales, i)).collect();
+                Tensor::from_vec(values, s.clone(), dev)?
+            }
+        };
+        if t.shape() != &s {
+            candle_core::bail!(
+                "{name}: the bundled model has {:?}, the model wants {s:?}",
+                t.shape()
+            );
+        }
+        t.to_dtype(dtype)?.to_device(dev)
+    }
+
+    fn get_unchecked(&self, name: &str, dtype: DType, dev: &Device) -> candle_core::Result<Tensor> {
+        match self.tensors.get(name) {
+            Some(t) => t.to_dtype(dtype)?.to_device(dev),
+            None => candle_core::bail!("{name}: a packed matrix needs its shape"),
+        }
+    }
+
+    fn contains_tensor(&self, name: &str) -> bool {
+        self.tensors.contains_key(name) || self.tensors.contains_key(&format!("{name}.q4"))
     }
 }

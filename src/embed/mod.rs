@@ -1,13 +1,13 @@
-//! Embedding providers for recall: `builtin` (the default: a static table compiled in, see
-//! `builtin.rs`), `none` (recall is BM25 only), `openai`
-//! (any OpenAI-compatible `/v1/embeddings`), `ollama` (`/api/embed`) and `local`
-//! (all-MiniLM-L6-v2 on candle, behind the `local-embeddings` cargo feature).
+//! Embedding providers for recall: `builtin` (the default, compiled in: paraphrase-MiniLM-L3-v2
+//! in 4 bits on candle, `local.rs`, or with `model = "static"` a static table, `builtin.rs`),
+//! `none` (recall is BM25 only), `openai` (any OpenAI-compatible `/v1/embeddings`), `ollama`
+//! (`/api/embed`) and `local` (all-MiniLM-L6-v2 from a directory, behind the
+//! `local-embeddings` cargo feature).
 //!
 //! Every vector leaves this module L2-normalised, so cosine, dot product and L2 rank alike.
 
 mod builtin;
 mod http;
-#[cfg(feature = "local-embeddings")]
 mod local;
 mod settings;
 mod wordpiece;
@@ -20,7 +20,6 @@ pub use settings::{EmbedderConfig, EmbedderKind, EmbedderKind as Provider};
 
 pub use builtin::BuiltinEmbedder;
 pub use http::HttpEmbedder;
-#[cfg(feature = "local-embeddings")]
 pub use local::LocalEmbedder;
 
 #[derive(Debug, thiserror::Error)]
@@ -71,7 +70,7 @@ pub enum Embedder {
     /// Compiled in (the default); a `&'static` table, so cloning is free.
     Builtin(&'static BuiltinEmbedder),
     Http(HttpEmbedder),
-    #[cfg(feature = "local-embeddings")]
+    /// A BERT on this CPU: the bundled one (the default) or provider `local`'s.
     Local(std::sync::Arc<LocalEmbedder>),
 }
 
@@ -90,50 +89,58 @@ impl Embedder {
     ) -> Result<Option<Embedder>, EmbedError> {
         match cfg.provider {
             Provider::None => Ok(None),
-            Provider::Builtin => Ok(Some(Embedder::Builtin(BuiltinEmbedder::get()))),
+            Provider::Builtin => match BuiltinModel::of(cfg)? {
+                BuiltinModel::Static => Ok(Some(Embedder::Builtin(BuiltinEmbedder::get()))),
+                BuiltinModel::MiniLmL3 => Ok(Some(Embedder::Local(bundled()?))),
+            },
             Provider::Openai | Provider::Ollama => {
                 Ok(Some(Embedder::Http(HttpEmbedder::new(cfg, openai_key)?)))
             }
-            #[cfg(feature = "local-embeddings")]
             Provider::Local => {
                 let dir = cfg.model_dir.as_ref().ok_or_else(local_needs_dir)?;
                 Ok(Some(Embedder::Local(std::sync::Arc::new(
                     LocalEmbedder::load(dir)?,
                 ))))
             }
-            #[cfg(not(feature = "local-embeddings"))]
-            Provider::Local => Err(local_needs_feature()),
         }
     }
 
     /// Whether building this embedder means loading a model (slow: do it off the startup path).
     pub fn loads_a_model(cfg: &EmbedderConfig) -> bool {
-        cfg.provider == Provider::Local
+        match cfg.provider {
+            Provider::Local => true,
+            Provider::Builtin => BuiltinModel::of(cfg).is_ok_and(|m| m == BuiltinModel::MiniLmL3),
+            _ => false,
+        }
     }
 
-    /// What can be checked without loading anything: the feature is compiled in, the model
+    /// What can be checked without loading anything: the built-in model's name, the model
     /// directory is set and holds the model's files; HTTP settings are well-formed.
     pub fn check_config(cfg: &EmbedderConfig) -> Result<(), EmbedError> {
         match cfg.provider {
-            Provider::None | Provider::Builtin => Ok(()),
+            Provider::None => Ok(()),
+            Provider::Builtin => BuiltinModel::of(cfg).map(|_| ()),
             Provider::Openai | Provider::Ollama => HttpEmbedder::new(cfg, None).map(|_| ()),
-            #[cfg(feature = "local-embeddings")]
             Provider::Local => {
                 let dir = cfg.model_dir.as_ref().ok_or_else(local_needs_dir)?;
                 LocalEmbedder::check_dir(dir)
             }
-            #[cfg(not(feature = "local-embeddings"))]
-            Provider::Local => Err(local_needs_feature()),
         }
     }
 
-    /// Whether code chunks get vectors from this embedder. The built-in table does not: on
-    /// question → function search with docs stripped (examples/code_eval.rs, 300 pairs from
-    /// eight registry crates) its vectors alone hit@5 0.262 against BM25's 0.528, and every
-    /// fusion weight was level with BM25 or below it. So code search stays lexical with it,
-    /// and a project is never scanned for vectors that would not help.
+    /// Whether code chunks get vectors from this embedder. The built-in ones do not. The
+    /// static table, on question → function search with docs stripped (examples/code_eval.rs,
+    /// 300 pairs from eight registry crates), hit@5 0.262 alone against BM25's 0.528, and
+    /// every fusion weight was level with BM25 or below it. The bundled transformer embeds a
+    /// few hundred texts a second on 2 cores: a 400k-symbol project would keep them busy
+    /// for half an hour. So code search stays lexical with them, and a project is never
+    /// scanned for vectors that would not help.
     pub fn embeds_code(&self) -> bool {
-        !matches!(self, Embedder::Builtin(_))
+        match self {
+            Embedder::Builtin(_) => false,
+            Embedder::Local(l) => l.model_id() != LocalEmbedder::BUNDLED_MODEL_ID,
+            Embedder::Http(_) => true,
+        }
     }
 
     /// Names the model whose vectors these are; stored with them so models never mix.
@@ -141,7 +148,6 @@ impl Embedder {
         match self {
             Embedder::Builtin(_) => BuiltinEmbedder::MODEL_ID.to_string(),
             Embedder::Http(h) => h.model_id(),
-            #[cfg(feature = "local-embeddings")]
             Embedder::Local(l) => l.model_id().to_string(),
         }
     }
@@ -162,7 +168,6 @@ impl Embedder {
                     .map_err(|e| EmbedError::Local(format!("embedding thread failed: {e}")))
             }
             Embedder::Http(h) => h.embed(texts).await,
-            #[cfg(feature = "local-embeddings")]
             Embedder::Local(l) => {
                 let l = l.clone();
                 let texts = texts.to_vec();
@@ -175,7 +180,6 @@ impl Embedder {
     }
 }
 
-#[cfg(feature = "local-embeddings")]
 fn local_needs_dir() -> EmbedError {
     EmbedError::Config(
         "provider `local` needs memory.embedder.model_dir: a directory with \
@@ -184,13 +188,45 @@ fn local_needs_dir() -> EmbedError {
     )
 }
 
-#[cfg(not(feature = "local-embeddings"))]
-fn local_needs_feature() -> EmbedError {
-    EmbedError::Config(
-        "provider `local` needs a Mira built with `--features local-embeddings`; \
-         use `openai` or `ollama`, or rebuild"
-            .into(),
-    )
+/// Which of the two compiled-in models `provider = "builtin"` means (`memory.embedder.model`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BuiltinModel {
+    /// paraphrase-MiniLM-L3-v2 in 4 bits (the default; `model` unset or
+    /// `"paraphrase-MiniLM-L3-v2"`).
+    MiniLmL3,
+    /// The static table (`model = "static"`): microseconds a text, far weaker on paraphrases.
+    Static,
+}
+
+impl BuiltinModel {
+    pub const MINILM_L3: &'static str = "paraphrase-MiniLM-L3-v2";
+    pub const STATIC: &'static str = "static";
+
+    pub fn of(cfg: &EmbedderConfig) -> Result<BuiltinModel, EmbedError> {
+        match cfg.model.as_deref() {
+            None | Some(Self::MINILM_L3) => Ok(BuiltinModel::MiniLmL3),
+            Some(Self::STATIC) => Ok(BuiltinModel::Static),
+            Some(other) => Err(EmbedError::Config(format!(
+                "memory.embedder.model = \"{other}\" is not a built-in model; with provider \"builtin\" \
+                 use \"{}\" (the default) or \"{}\"",
+                Self::MINILM_L3,
+                Self::STATIC
+            ))),
+        }
+    }
+}
+
+/// The bundled transformer, loaded once per process and shared.
+fn bundled() -> Result<std::sync::Arc<LocalEmbedder>, EmbedError> {
+    static ONE: std::sync::OnceLock<Result<std::sync::Arc<LocalEmbedder>, String>> =
+        std::sync::OnceLock::new();
+    ONE.get_or_init(|| {
+        LocalEmbedder::bundled()
+            .map(std::sync::Arc::new)
+            .map_err(|e| e.to_string())
+    })
+    .clone()
+    .map_err(EmbedError::Local)
 }
 
 /// Scales `v` to unit length (a zero vector stays zero).
@@ -252,7 +288,6 @@ pub fn probe(cfg: &EmbedderConfig) -> Probe {
     let started = std::time::Instant::now();
     let embedded = match &embedder {
         Embedder::Builtin(b) => b.embed(&sample).len(),
-        #[cfg(feature = "local-embeddings")]
         Embedder::Local(l) => l.embed(&sample[..32]).map(|v| v.len()).unwrap_or(0),
         Embedder::Http(_) => return probe,
     };

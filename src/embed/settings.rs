@@ -9,7 +9,8 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq, Default)]
 #[serde(rename_all = "kebab-case")]
 pub enum EmbedderKind {
-    /// The static table compiled into Mira: by meaning, offline, no setup.
+    /// Compiled into Mira: by meaning, offline, no setup (paraphrase-MiniLM-L3-v2 in 4 bits,
+    /// or the static table with `model = "static"`).
     #[default]
     Builtin,
     /// Recall by full-text search alone.
@@ -24,7 +25,8 @@ pub enum EmbedderKind {
 #[serde(default)]
 pub struct EmbedderConfig {
     pub provider: EmbedderKind,
-    /// Model name sent to the server (defaults: `text-embedding-3-small`, `nomic-embed-text`).
+    /// Model name sent to the server (defaults: `text-embedding-3-small`, `nomic-embed-text`);
+    /// for `builtin`: `"paraphrase-MiniLM-L3-v2"` (the default) or `"static"`.
     pub model: Option<String>,
     /// `https://api.openai.com/v1` (openai) / `http://127.0.0.1:11434` (ollama) unless set.
     pub base_url: Option<String>,

@@ -4,7 +4,6 @@
 //! longest-match-first sub-words with `##` continuations. Reads the model's `vocab.txt`.
 
 use std::collections::HashMap;
-#[cfg(feature = "local-embeddings")]
 use std::path::Path;
 
 use unicode_normalization::UnicodeNormalization;
@@ -12,8 +11,7 @@ use unicode_normalization::UnicodeNormalization;
 /// Words longer than this become `[UNK]` (BERT's `max_input_chars_per_word`).
 const MAX_WORD_CHARS: usize = 100;
 
-// The special ids serve the BERT encoder (`local`); the built-in table needs only pieces.
-#[cfg_attr(not(feature = "local-embeddings"), allow(dead_code))]
+// The special ids serve the BERT encoders (`local.rs`); the static table needs only pieces.
 pub struct WordPiece {
     vocab: HashMap<String, u32>,
     unk: u32,
@@ -23,7 +21,6 @@ pub struct WordPiece {
 }
 
 impl WordPiece {
-    #[cfg(feature = "local-embeddings")]
     pub fn from_vocab_file(path: &Path) -> Result<WordPiece, String> {
         let text = std::fs::read_to_string(path)
             .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
@@ -67,7 +64,6 @@ impl WordPiece {
     }
 
     /// `[CLS] pieces… [SEP]`, at most `max_len` ids.
-    #[cfg(feature = "local-embeddings")]
     pub fn encode(&self, text: &str, max_len: usize) -> Vec<u32> {
         let mut ids = vec![self.cls];
         'words: for word in basic_tokens(text) {

@@ -2,12 +2,12 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::embed::{EmbedderConfig, EmbedderKind};
+use crate::embed::{BuiltinModel, EmbedderConfig, EmbedderKind};
 
 #[derive(Clone, Debug, Serialize, Deserialize, Default)]
 #[serde(default)]
 pub struct MemoryConfig {
-    /// `[memory.embedder]`: vectors for recall (the built-in table unless configured).
+    /// `[memory.embedder]`: vectors for recall (the bundled transformer unless configured).
     pub embedder: EmbedderConfig,
     /// `[memory.recall]`: fusion weights (defaults chosen by the eval harness).
     pub recall: RecallWeights,
@@ -40,22 +40,24 @@ pub struct RecallWeights {
     pub temporal: f64,
 }
 
-/// Chosen with the built-in embedder on the LoCoMo-like dev set (`scripts/eval-recall`,
-/// eval/recall/README.md; docs/benchmarks.md has the grid) and checked on held-out LoCoMo.
-/// hit@5 dev / LoCoMo: RRF alone (vector 0.3) 0.519 / 0.687; speaker 0.05, vector 0.2 0.546 /
-/// 0.725; with length 0.3 0.562 / 0.727 (dev gains little above 0.3: 0.568 at 0.5). A static
-/// model's neighbours are noisier than its lexical matches, so it breaks ties and finds
-/// paraphrases BM25 cannot see, no more. The speaker weight stays a preference, not a filter:
-/// at 0.08 dev rises to 0.579, whose questions always name the right person, but every turn of
-/// the named person then outranks anyone else's best match (LoCoMo's adversarial questions,
-/// which name the wrong one, fall from 0.74 to 0.21; to 0.45 at 0.05). `neighbour` is off: +0.02 on LoCoMo but
-/// −0.006 on dev, so the dev set does not support it yet. `temporal` 0.5 ("When …?" prefers
-/// "… last Saturday"): 0.577 / 0.728 (dev temporal 0.624 → 0.697, LoCoMo 0.763 → 0.776).
+/// Chosen with the default embedder (the bundled paraphrase-MiniLM-L3-v2) on the LoCoMo-like
+/// dev set (`scripts/eval-recall`, eval/recall/README.md; docs/benchmarks.md has the grid) and
+/// checked on held-out LoCoMo. hit@5 dev / LoCoMo by vector weight: 0.5 0.627 / 0.734, 0.7
+/// 0.647, **1.0 0.681 / 0.724**, 1.5 0.677, 2.0 0.668, 3.0 0.651; the static table's best
+/// (vector 0.2) was 0.577 / 0.728. The encoder finds dev's paraphrases (no shared word:
+/// 0.077 → 0.345) that BM25 cannot see; above 1.0 its near misses start to outrank exact
+/// lexical hits. The other terms were chosen with the static table and re-checked with the
+/// encoder. The speaker weight stays a preference, not a filter: at 0.08 dev rises to
+/// 0.687, whose questions always name the right person, but every turn of the named person
+/// then outranks anyone else's best match (LoCoMo's adversarial questions, which name the
+/// wrong one, fell from 0.74 to 0.21 with the static table; 0.45 at 0.05). `neighbour` is
+/// off: +0.02 on LoCoMo but −0.01 on dev (0.673 at 0.2), so the dev set does not support it
+/// yet. `temporal` 0.5 ("When …?" prefers "… last Saturday"). `length` 0.3.
 impl Default for RecallWeights {
     fn default() -> Self {
         RecallWeights {
             bm25: 1.0,
-            vector: 0.2,
+            vector: 1.0,
             vector_identifier: 0.1,
             rrf_k: 10.0,
             speaker: 0.05,
@@ -76,19 +78,35 @@ impl RecallWeights {
             ..RecallWeights::default()
         }
     }
+
+    /// For the static table (`model = "static"`): its neighbours are noisier than its
+    /// lexical matches, so it breaks ties and finds a few paraphrases, no more (dev / LoCoMo
+    /// hit@5 0.577 / 0.728 at 0.2; 0.561 / 0.723 at 0.3).
+    pub fn static_table() -> Self {
+        RecallWeights {
+            vector: 0.2,
+            ..RecallWeights::default()
+        }
+    }
 }
 
 impl MemoryConfig {
     /// The fusion weights recall uses: `[memory.recall]` as written, or when left at its
     /// defaults, the defaults measured for the configured kind of embedder.
     pub fn recall_weights(&self) -> RecallWeights {
+        if self.recall != RecallWeights::default() {
+            return self.recall;
+        }
         match self.embedder.provider {
-            EmbedderKind::Openai | EmbedderKind::Ollama | EmbedderKind::Local
-                if self.recall == RecallWeights::default() =>
-            {
+            EmbedderKind::Openai | EmbedderKind::Ollama | EmbedderKind::Local => {
                 RecallWeights::sentence_encoder()
             }
-            _ => self.recall,
+            EmbedderKind::Builtin
+                if matches!(BuiltinModel::of(&self.embedder), Ok(BuiltinModel::Static)) =>
+            {
+                RecallWeights::static_table()
+            }
+            EmbedderKind::Builtin | EmbedderKind::None => self.recall,
         }
     }
 }

@@ -379,15 +379,15 @@ fn a_paraphrase_with_no_shared_word_is_recalled_by_meaning_with_no_setup() {
 }
 
 /// A chat remembered turn by turn (`mira remember "Name: text"`) and a question that names one
-/// of its speakers: the default build ranks that person's turn first although the other
-/// speaker's turn says the question's words more often, and a "When" question the turn that
-/// says when.
+/// of its speakers: the default build ranks that person's answer first although the other
+/// speaker's turn says the question's words more often (without answering it), and a "When"
+/// question the turn that says when. Both rankings use the built-in embedder's vectors.
 #[test]
 fn recall_ranks_the_named_speakers_turn_and_the_turn_that_says_when_first() {
     let sb = Sandbox::new();
     let p = sb.project();
     let turns = [
-        "Caroline: We adopted a pet last month; adopting a pet from the shelter was our best pet decision",
+        "Caroline: Shelters let you adopt a pet; adopting a pet is a big step for any pet owner",
         "Melanie: Haha yes",
         "Melanie: That sounds lovely",
         "Caroline: Thanks, see you Sunday",
@@ -408,5 +408,6 @@ fn recall_ranks_the_named_speakers_turn_and_the_turn_that_says_when_first() {
         assert_eq!(code, 0, "{err}");
         let hits: Vec<serde_json::Value> = serde_json::from_str(&out).unwrap();
         assert_eq!(hits[0]["memory"]["body"], expected, "{question:?}: {out}");
+        assert!(hits[0]["vector_rank"].is_u64(), "no vectors: {out}");
     }
 }

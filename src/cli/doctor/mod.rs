@@ -134,7 +134,7 @@ fn print_embedder(p: &mira::embed::Probe) {
     use mira::embed::Provider;
     println!("\nEmbedder (recall by meaning; memory.embedder.provider)");
     let what = match p.provider {
-        Provider::Builtin => "built-in static table, compiled in: offline, nothing to download",
+        Provider::Builtin => "built-in, compiled in: offline, nothing to download",
         Provider::None => "none: recall by full-text search only",
         Provider::Openai => "OpenAI-compatible server",
         Provider::Ollama => "Ollama server",
@@ -150,7 +150,7 @@ fn print_embedder(p: &mira::embed::Probe) {
         Err(e) => println!("  state      unusable, recall falls back to full-text search: {e}"),
     }
     match p.texts_per_second {
-        Some(r) => println!("  speed      {r:.0} texts/s (measured now, one thread)"),
+        Some(r) => println!("  speed      {r:.0} texts/s (measured now on memory-sized texts)"),
         None if p.provider == Provider::Openai || p.provider == Provider::Ollama => {
             println!("  speed      depends on the server (not called by doctor)")
         }
@@ -158,7 +158,8 @@ fn print_embedder(p: &mira::embed::Probe) {
     }
     if p.provider == Provider::Builtin {
         println!(
-            "  code       code search stays full-text: this table measured below BM25 on code"
+            "  code       code search stays full-text: the built-in models do not embed code \
+             (the transformer is too slow for a whole project, the static table scored below BM25)"
         );
     }
 }

@@ -376,21 +376,27 @@ async fn unreachable_server_and_bad_config_are_clear() {
         ..EmbedderConfig::default()
     };
     assert!(Embedder::from_config(&off, None).unwrap().is_none());
-    #[cfg(not(feature = "local-embeddings"))]
-    {
-        let err = Embedder::from_config(
-            &EmbedderConfig {
-                provider: Provider::Local,
-                ..Default::default()
-            },
-            None,
-        )
-        .unwrap_err();
-        assert!(
-            err.to_string().contains("--features local-embeddings"),
-            "{err}"
-        );
-    }
+    let err = Embedder::from_config(
+        &EmbedderConfig {
+            provider: Provider::Local,
+            ..Default::default()
+        },
+        None,
+    )
+    .unwrap_err();
+    assert!(
+        err.to_string().contains("memory.embedder.model_dir"),
+        "{err}"
+    );
+    let err = Embedder::from_config(
+        &EmbedderConfig {
+            model: Some("bge-large".into()),
+            ..Default::default()
+        },
+        None,
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("\"static\""), "{err}");
 }
 
 /// OPENAI_API_KEY belongs to OpenAI: an OpenAI-compatible server on this machine (llama.cpp,
