@@ -5,7 +5,7 @@ use super::language::{Cx, Nav};
 use super::language::{Def, Ref, Visit, node_text};
 use super::model::{FileSymbols, Reference, Span, Symbol, SymbolKind};
 use super::registry::{KindAction, Lang};
-use tree_sitter::{Node, Tree};
+use tree_sitter::{Node, Tree, TreeCursor};
 
 /// Longest signature kept, in bytes; longer ones are cut at a char boundary with `…`.
 const MAX_SIGNATURE: usize = 240;
@@ -53,6 +53,7 @@ pub fn extract_items_in<'t>(
         path: Vec::new(),
         siblings: Vec::new(),
         out: FileSymbols::default(),
+        cursor: None,
         stack: enclosing
             .into_iter()
             .map(|e| Open {
@@ -83,6 +84,7 @@ pub fn shallow_symbols(lang: Lang, src: &[u8], item: Node<'_>) -> Vec<Symbol> {
         path: Vec::new(),
         siblings: Vec::new(),
         out: FileSymbols::default(),
+        cursor: None,
         stack: Vec::new(),
         base: 0,
         max_depth: 1 + DOC_ANCHOR_HOPS,
@@ -108,6 +110,8 @@ struct Walker<'a, 't> {
     path: Vec<Node<'t>>,
     siblings: Vec<Vec<Node<'t>>>,
     out: FileSymbols,
+    /// The cursor of the last item walked, reset for the next.
+    cursor: Option<TreeCursor<'t>>,
     /// Enclosing definitions sit at depth 0; walked items start at depth 1.
     stack: Vec<Open>,
     base: u32,
@@ -119,11 +123,18 @@ impl<'t> Walker<'_, 't> {
     /// Iterative pre-order walk: deep expression trees (long `a + b + …` chains) must not
     /// overflow a rayon worker's stack.
     fn walk(&mut self, start: Node<'t>) {
-        let mut cursor = start.walk();
+        // One cursor for every item: a fresh one allocates its stack and grows it again.
+        let mut cursor = match self.cursor.take() {
+            Some(mut c) => {
+                c.reset(start);
+                c
+            }
+            None => start.walk(),
+        };
         let mut depth = 1usize;
         // Whether the cursor just moved down, so `node` opens a new list of siblings.
         let mut first_child = false;
-        loop {
+        'nodes: loop {
             let node = cursor.node();
             self.enter(node, depth, first_child);
             let descend = match self.actions.get(node.kind_id() as usize) {
@@ -141,7 +152,7 @@ impl<'t> Walker<'_, 't> {
                     self.stack.pop();
                 }
                 if depth == 1 {
-                    return;
+                    break 'nodes;
                 }
                 if cursor.goto_next_sibling() {
                     break;
@@ -150,6 +161,7 @@ impl<'t> Walker<'_, 't> {
                 depth -= 1;
             }
         }
+        self.cursor = Some(cursor);
     }
 
     /// Keeps [`Nav`]'s invariant: `node` is at `depth`, first among its siblings or not.
@@ -241,13 +253,14 @@ impl<'t> Walker<'_, 't> {
         let signature = signature(&self.src[sig_from..sig_to.max(sig_from)]);
         let doc = doc(self.lang, &def, self.src, self.nav(depth));
         let index = self.base + self.out.symbols.len() as u32;
-        let child_container = {
-            let own = def.qual.clone().unwrap_or_else(|| name.clone());
+        // Only a definition that opens a scope names its children's container.
+        let child_container = opens_scope.then(|| {
+            let own = def.qual.as_deref().unwrap_or(&name);
             match &container {
                 Some(c) => format!("{c}{sep}{own}"),
-                None => own,
+                None => own.to_string(),
             }
-        };
+        });
         self.out.symbols.push(Symbol {
             name,
             kind: def.kind,
@@ -259,7 +272,7 @@ impl<'t> Walker<'_, 't> {
             doc,
             declaration: def.declaration,
         });
-        if opens_scope {
+        if let Some(child_container) = child_container {
             self.stack.push(Open {
                 depth,
                 index,

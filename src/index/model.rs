@@ -282,9 +282,16 @@ impl FileSymbols {
     /// database keeps the same), and no spare vector capacity. A crawled project's table
     /// lives as long as the server, so this is most of `mira lsp`'s memory.
     pub fn compact(&mut self) {
-        let mut seen = std::collections::HashSet::new();
-        self.refs
-            .retain(|r| r.kind != RefKind::Call || seen.insert((r.caller, r.name.clone())));
+        // Which to keep, decided over borrowed names (no copy of each one).
+        let keep: Vec<bool> = {
+            let mut seen = std::collections::HashSet::new();
+            self.refs
+                .iter()
+                .map(|r| r.kind != RefKind::Call || seen.insert((r.caller, r.name.as_str())))
+                .collect()
+        };
+        let mut keep = keep.into_iter();
+        self.refs.retain(|_| keep.next().unwrap_or(true));
         self.refs.shrink_to_fit();
         self.symbols.shrink_to_fit();
     }

@@ -56,7 +56,11 @@ fn doc_anchor<'t>(node: Node<'t>, nav: Nav<'_, 't>) -> Node<'t> {
 }
 
 pub fn classify<'t>(node: Node<'t>, cx: &Cx<'_, 't>) -> Visit<'t> {
-    let name = node.child_by_field_name("name");
+    // Calls, the most common kind here, need no lookup of a name field.
+    let name = match node.kind() {
+        "call_expression" | "new_expression" => None,
+        _ => node.child_by_field_name("name"),
+    };
     let def = |kind, name: Node<'t>| {
         Def::new(kind, node, name)
             .with_body_field()

@@ -40,7 +40,12 @@ impl Language for Go {
     }
 
     fn classify<'t>(&self, node: Node<'t>, cx: &Cx<'_, 't>) -> Visit<'t> {
-        let name = node.child_by_field_name("name");
+        // Calls, the most common kind here, have no name field: no lookup by field name
+        // (a scan of the grammar's field names) for them.
+        let name = match node.kind() {
+            "call_expression" | "import_declaration" | "field_declaration" => None,
+            _ => node.child_by_field_name("name"),
+        };
         match (node.kind(), name) {
             ("function_declaration", Some(n)) => {
                 Visit::Def(Def::new(K::Function, node, n).with_body_field())
