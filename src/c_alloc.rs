@@ -4,7 +4,9 @@
 //! whole process cut the index's CPU by that much.
 //!
 //! tree-sitter allocates from a mimalloc heap of its own ([`TS_HEAP`]), so parse trees never
-//! share pages with the symbols extracted from them.
+//! share pages with the symbols extracted from them. That needs mimalloc 3, whose heaps any
+//! thread may allocate from: `install_unless_system` checks `mi_version()` and installs nothing
+//! on an older one.
 //!
 //! Invariant: installed once, before the process's first tree-sitter or SQLite call, and
 //! never changed: every tree-sitter block is freed through `ts_current_free` and every SQLite
@@ -19,6 +21,7 @@ unsafe extern "C" {
     fn mi_malloc(size: usize) -> *mut c_void;
     fn mi_realloc(p: *mut c_void, size: usize) -> *mut c_void;
     fn mi_heap_new() -> *mut c_void;
+    fn mi_version() -> c_int;
     fn mi_heap_malloc(heap: *mut c_void, size: usize) -> *mut c_void;
     fn mi_heap_calloc(heap: *mut c_void, count: usize, size: usize) -> *mut c_void;
     fn mi_heap_realloc(heap: *mut c_void, p: *mut c_void, size: usize) -> *mut c_void;
@@ -64,7 +67,13 @@ pub unsafe fn install_unless_system() -> bool {
     if std::env::var_os("MIRA_ALLOCATOR").is_some_and(|v| v == "system") {
         return false;
     }
-    // SAFETY: `mi_heap_new` has no preconditions; the heap is never deleted.
+    // Only mimalloc 3's heaps may be shared by threads (a 2.x heap belongs to the thread
+    // that made it): linked against 2.x, e.g. through a `v2` feature elsewhere in the
+    // dependency graph, tree-sitter would corrupt it, so it is not installed at all.
+    // SAFETY: `mi_version` and `mi_heap_new` have no preconditions; the heap is never deleted.
+    if unsafe { mi_version() } < MI_SHARED_HEAPS {
+        return false;
+    }
     let heap = unsafe { mi_heap_new() };
     if heap.is_null() {
         return false;
@@ -104,6 +113,9 @@ pub unsafe fn install_unless_system() -> bool {
 /// index (12.7k files, 2 threads) tree-sitter's parse cost 10.8–11.4 s of CPU against 9.3 s
 /// on a heap of its own (the parse-only floor: 9.0 s), its frees 0.9 s against 0.6 s, and
 /// the extract walk 3.5–3.7 s against 3.0–3.2 s.
+/// The first mimalloc whose heaps every thread may allocate from (`mi_version()`: 3.0.0).
+const MI_SHARED_HEAPS: c_int = 300;
+
 static TS_HEAP: AtomicPtr<c_void> = AtomicPtr::new(std::ptr::null_mut());
 
 fn ts_heap() -> *mut c_void {
@@ -200,6 +212,7 @@ mod tests {
     /// allocates from the one heap, and a block is freed by `mi_free` on another thread.
     #[test]
     fn a_heap_serves_every_thread_and_frees_anywhere() {
+        assert!(unsafe { super::mi_version() } >= super::MI_SHARED_HEAPS);
         let heap = unsafe { super::mi_heap_new() };
         assert!(!heap.is_null());
         let heap_addr = heap as usize;
