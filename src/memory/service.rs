@@ -55,6 +55,9 @@ pub struct RememberRequest {
     pub anchors: Vec<Anchor>,
 }
 
+/// Builds an embedder on a blocking thread.
+pub type LazyEmbedder = Box<dyn FnOnce() -> Result<Option<Embedder>, EmbedError> + Send>;
+
 #[derive(Clone)]
 pub struct MemoryService {
     inner: Arc<Inner>,
@@ -65,6 +68,9 @@ struct Inner {
     /// Settable after construction: a local model loads in the background so startup
     /// (LSP initialize) never waits for it.
     embedder: RwLock<Option<Embedder>>,
+    /// An embedder loaded on first use instead ([`MemoryService::load_on_first_use`]).
+    lazy: Mutex<Option<LazyEmbedder>>,
+    lazy_done: tokio::sync::OnceCell<()>,
     weights: RecallWeights,
     /// The embedder's vector table once it exists.
     space: Mutex<Option<VectorSpace>>,
@@ -85,6 +91,8 @@ impl MemoryService {
             inner: Arc::new(Inner {
                 store,
                 embedder: RwLock::new(embedder),
+                lazy: Mutex::new(None),
+                lazy_done: tokio::sync::OnceCell::new(),
                 weights,
                 space: Mutex::new(None),
                 wake: tokio::sync::Notify::new(),
@@ -104,7 +112,7 @@ impl MemoryService {
     /// exists yet (context assembly searches memories and code with it). `Ok(None)`: no
     /// embedder. `Err`: configured but failed or slower than the recall timeout.
     pub async fn embed_query(&self, text: &str) -> Result<Option<(String, Vec<f32>)>, String> {
-        let Some(embedder) = self.embedder() else {
+        let Some(embedder) = self.ready_embedder().await else {
             return Ok(None);
         };
         let texts = [text.to_string()];
@@ -116,6 +124,52 @@ impl MemoryService {
                 "the embedder did not answer within {}s",
                 QUERY_EMBED_TIMEOUT.as_secs()
             )),
+        }
+    }
+
+    /// Loads the embedder with `load` the first time a memory is written or recalled or a
+    /// query embedded, not now: the bundled encoder holds about 45 MB once loaded, which an
+    /// editor session that never touches memory should not pay. The first use waits for the
+    /// load (about 50 ms; every concurrent caller waits for the same one) and then starts the
+    /// background embedding worker. Set before the service's first use; set later, it loads
+    /// at once in the background.
+    pub fn load_on_first_use(&self, load: LazyEmbedder) {
+        *self.inner.lazy.lock().unwrap_or_else(|e| e.into_inner()) = Some(load);
+        if self.inner.lazy_done.initialized() {
+            let this = self.clone();
+            tokio::spawn(async move { this.load_lazy().await });
+        }
+    }
+
+    /// The embedder, after loading a lazy one on first use.
+    async fn ready_embedder(&self) -> Option<Embedder> {
+        let this = self.clone();
+        self.inner
+            .lazy_done
+            .get_or_init(|| async move { this.load_lazy().await })
+            .await;
+        self.embedder()
+    }
+
+    async fn load_lazy(&self) {
+        let load = self
+            .inner
+            .lazy
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        let Some(load) = load else {
+            return;
+        };
+        match tokio::task::spawn_blocking(load).await {
+            Ok(Ok(Some(e))) => {
+                tracing::info!(model = %e.model_id(), "embedder ready");
+                self.set_embedder(e);
+                self.spawn_embedding_worker();
+            }
+            Ok(Ok(None)) => {}
+            Ok(Err(e)) => tracing::warn!("embeddings are off, recall uses full-text search: {e}"),
+            Err(e) => tracing::warn!("loading the embedder failed: {e}"),
         }
     }
 
@@ -167,7 +221,7 @@ impl MemoryService {
             });
         }
         // with an embedder, embed first (no lock held) so the write can spot rewordings
-        let vector = match (self.embedder(), req.corrects) {
+        let vector = match (self.ready_embedder().await, req.corrects) {
             (Some(_), None) => self.embed_one(&req.text, WRITE_EMBED_TIMEOUT).await,
             _ => None,
         };
@@ -292,7 +346,7 @@ impl MemoryService {
     /// The embedding of `text` in the current vector space, or `None` (no embedder, no vectors
     /// yet, the embedder failed or was slower than `wait`): callers then go on without it.
     async fn embed_one(&self, text: &str, wait: Duration) -> Option<(VectorSpace, Vec<f32>)> {
-        let embedder = self.embedder()?;
+        let embedder = self.ready_embedder().await?;
         let space = self.space().await.ok().flatten()?;
         let texts = [text.to_string()];
         match tokio::time::timeout(wait, embedder.embed(&texts)).await {

@@ -46,6 +46,14 @@ pub fn start(store: Store, loaded: &Loaded) -> Started {
             Err(e) => started(Some(off(e)), None),
         };
     }
+    if cfg.provider == crate::embed::Provider::Builtin {
+        // The bundled encoder cannot be misconfigured past `check_config`: nothing to report
+        // at startup, and nothing to hold in memory until memory is used.
+        service.load_on_first_use(Box::new(move || {
+            Embedder::from_config(&cfg, openai_key.as_ref())
+        }));
+        return started(None, None);
+    }
     let background = service.clone();
     let loading = tokio::spawn(async move {
         let loaded =

@@ -320,3 +320,42 @@ async fn switching_embedders_uses_a_new_table_and_keeps_recall_working() {
         "no embedder call"
     );
 }
+
+/// The bundled encoder in an editor: nothing is loaded until memory is used; the first
+/// remembers (concurrent) load it once, and recall then ranks by its vectors.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lazy_embedder_loads_once_on_first_use() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(&dir.path().join("mira.db")).unwrap();
+    let s = MemoryService::new(store, None, RecallWeights::default());
+    let loads = Arc::new(AtomicUsize::new(0));
+    let counted = loads.clone();
+    s.load_on_first_use(Box::new(move || {
+        counted.fetch_add(1, Ordering::SeqCst);
+        Embedder::from_config(&EmbedderConfig::default(), None)
+    }));
+    assert!(s.embedder().is_none(), "loaded before any use");
+    let (a, b) = tokio::join!(
+        s.remember(
+            req("The staging database password rotates every ninety days"),
+            None
+        ),
+        s.remember(req("Our cat is called Biscuit"), None),
+    );
+    a.unwrap();
+    b.unwrap();
+    assert_eq!(loads.load(Ordering::SeqCst), 1);
+    assert!(s.embedder().is_some());
+    // The first vectors of a model are written by the background worker (it creates the
+    // table); wait for it as recall in a session would a moment later.
+    s.embed_pending().await.unwrap();
+    let hits = s
+        .recall("how often do the credentials change", None, 2)
+        .await
+        .unwrap();
+    assert_eq!(
+        hits[0].memory.body,
+        "The staging database password rotates every ninety days"
+    );
+    assert!(hits[0].vector_rank.is_some(), "{hits:?}");
+}
