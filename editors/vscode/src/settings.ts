@@ -47,15 +47,17 @@ export function editorConfig(get: SettingGetter): MiraEditorConfig {
   if (provider.name || provider.model || provider.base_url) {
     cfg.provider = dropUndefined(provider);
   }
-  // `builtin` is the server's own default, so it is the one value not sent; `none` is sent
-  // (it turns recall by meaning off).
+  // `builtin` with no model is the server's own default, so it is the one setting not sent;
+  // `none` is sent (it turns recall by meaning off), and so is `builtin` with a model
+  // (`static` picks the older static table).
   const embedder = oneOf(get, 'embedder.provider', ['builtin', 'none', 'openai', 'ollama', 'local'], 'builtin');
-  if (embedder !== 'builtin') {
+  const embedderModel = text(get, 'embedder.model');
+  if (embedder !== 'builtin' || embedderModel) {
     cfg.memory = {
       embedder: dropUndefined({
         provider: embedder,
-        model: text(get, 'embedder.model'),
-        base_url: text(get, 'embedder.baseUrl'),
+        model: embedderModel,
+        base_url: embedder === 'builtin' ? undefined : text(get, 'embedder.baseUrl'),
       }),
     };
   }

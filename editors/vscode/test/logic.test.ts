@@ -39,6 +39,11 @@ test('settings become the editor layer of Mira config, only what is set, never a
   assert.equal(editorConfig((k) => (k === 'notifications' ? false : undefined)).notifications, false);
   assert.deepEqual(editorConfig((k) => (k === 'embedder.provider' ? 'none' : undefined)).memory, { embedder: { provider: 'none' } }, 'none turns vectors off, so it is sent');
   assert.equal(editorConfig((k) => (k === 'embedder.provider' ? 'builtin' : undefined)).memory, undefined, "builtin is the server's default");
+  assert.deepEqual(
+    editorConfig((k) => ({ 'embedder.provider': 'builtin', 'embedder.model': 'static' } as Record<string, string>)[k]).memory,
+    { embedder: { provider: 'builtin', model: 'static' } },
+    'a built-in model other than the default is sent',
+  );
 });
 
 test('completion settings become the [completion] section; unknown providers are not sent', () => {
