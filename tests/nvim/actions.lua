@@ -111,7 +111,7 @@ M.run(function()
   vim.cmd('edit ' .. vim.fn.fnameescape(root .. '/util.py'))
   local util = vim.api.nvim_get_current_buf()
   M.wait('util.py attached', 10000, function()
-    return #(vim.lsp.get_active_clients and vim.lsp.get_active_clients({ bufnr = util }) or vim.lsp.get_clients({ bufnr = util })) > 0
+    return #((vim.lsp.get_clients or vim.lsp.get_active_clients)({ bufnr = util })) > 0
   end)
   want, chosen = 'Mira: remember selection', nil
   if M.new then

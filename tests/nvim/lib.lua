@@ -10,8 +10,15 @@ end
 
 M.new = vim.fn.has('nvim-0.11') == 1
 
+-- The step under way, named in the log when the script runs out of time.
+M.step = 'start'
+
 function M.wait(what, timeout, cond)
+  M.step = what
+  local t = vim.loop.hrtime()
   if not vim.wait(timeout, cond, 10) then error('timed out waiting for ' .. what, 0) end
+  local ms = math.floor((vim.loop.hrtime() - t) / 1e6)
+  if ms > 1000 then M.log(string.format('%s took %d ms', what, ms)) end
 end
 
 -- Start `mira lsp` for a buffer; returns the client.
@@ -55,8 +62,22 @@ function M.stop_all()
   end
 end
 
+-- The runner kills Neovim at 120 s; fail first, saying which step was running, so a stall
+-- anywhere (a wait inside a wait, a request without a timeout) names itself.
+local function deadline(ms)
+  local timer = vim.loop.new_timer()
+  timer:start(ms, 0, vim.schedule_wrap(function()
+    M.log('FAIL: still running after ' .. ms .. ' ms, in step: ' .. M.step)
+    io.stderr:flush()
+    vim.cmd('cquit 1')
+  end))
+  return timer
+end
+
 function M.run(body)
+  local timer = deadline(100000)
   local ok, err = xpcall(body, debug.traceback)
+  timer:stop()
   M.log(ok and 'PASS' or ('FAIL: ' .. tostring(err)))
   io.stderr:flush()
   pcall(M.stop_all)
