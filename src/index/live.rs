@@ -135,6 +135,22 @@ fn not_reused(old: &Tree, new: &Tree, e: &TextEdit) -> Option<(usize, usize)> {
     Some((lo, hi))
 }
 
+/// Whether `tree` (the old tree, edited into new coordinates) has an ERROR node over exactly
+/// `start..end`.
+fn had_error_over(tree: &Tree, start: usize, end: usize) -> bool {
+    let mut n = tree.root_node().descendant_for_byte_range(start, end);
+    while let Some(x) = n {
+        if x.start_byte() != start || x.end_byte() != end {
+            return false;
+        }
+        if x.is_error() {
+            return true;
+        }
+        n = x.parent();
+    }
+    false
+}
+
 fn root_items(tree: &Tree) -> Vec<(usize, usize)> {
     let root = tree.root_node();
     let mut cursor = root.walk();
@@ -560,6 +576,13 @@ impl Base<'_> {
                 .named_children(&mut cursor)
                 .find(|c| c.start_byte() < r_lo && r_hi < c.end_byte());
             let Some(c) = next else { break };
+            // An ERROR node the edit made (error recovery regrouped the text around it) may
+            // hold definitions outside the changed ranges whose doc it now anchors: stop at it,
+            // so all its children are walked (below).
+            if c.is_error() && !had_error_over(self.tree, c.start_byte(), c.end_byte()) {
+                node = c;
+                break;
+            }
             // Comments and strings are leaves here: the item list is around them.
             if spec.comment_kinds().contains(&c.kind())
                 || actions.get(c.kind_id() as usize) == Some(&super::registry::KindAction::Skip)
