@@ -5,11 +5,9 @@
 //! - [`LocalEmbedder::load`]: a directory with `model.safetensors`, `config.json` and
 //!   `vocab.txt` (all-MiniLM-L6-v2 for provider `local`). Nothing is downloaded.
 
-use std::collections::HashMap;
 use std::path::Path;
 
-use candle_core::{DType, Device, Module, Shape, Tensor};
-use candle_nn::var_builder::SimpleBackend;
+use candle_core::{DType, Device, Module, Tensor};
 use candle_nn::{Embedding, LayerNorm, Linear, VarBuilder};
 
 use super::wordpiece::WordPiece;
@@ -42,14 +40,35 @@ fn default_eps() -> f64 {
 }
 
 struct Layer {
-    query: Linear,
-    key: Linear,
-    value: Linear,
-    attn_out: Linear,
+    query: Proj,
+    key: Proj,
+    value: Proj,
+    attn_out: Proj,
     attn_norm: LayerNorm,
-    intermediate: Linear,
-    output: Linear,
+    intermediate: Proj,
+    output: Proj,
     out_norm: LayerNorm,
+}
+
+/// A dense layer's weights: f32 (a model loaded from a directory), or the bundled model's
+/// 4 bits read in place from the binary and unpacked for each product. Unpacked once, the
+/// bundled layers held 21 MB for as long as Mira ran; unpacking 5.3M values a forward pass
+/// costs about a millisecond, small beside the product itself.
+enum Proj {
+    Dense(Linear),
+    Q4 { weight: Q4Matrix, bias: Tensor },
+}
+
+impl Proj {
+    fn forward(&self, x: &Tensor) -> candle_core::Result<Tensor> {
+        match self {
+            Proj::Dense(l) => l.forward(x),
+            Proj::Q4 { weight, bias } => {
+                let w = Tensor::from_vec(weight.unpack(), (weight.rows, weight.cols), x.device())?;
+                Linear::new(w, Some(bias.clone())).forward(x)
+            }
+        }
+    }
 }
 
 pub struct LocalEmbedder {
@@ -95,13 +114,19 @@ impl LocalEmbedder {
         let cfg: BertConfig = serde_json::from_str(BUNDLED_CONFIG).map_err(err)?;
         let tokenizer = WordPiece::from_vocab(super::builtin::VOCAB).map_err(EmbedError::Config)?;
         let q4 = Q4Weights::parse(BUNDLED_WEIGHTS).map_err(err)?;
-        let word = WordTable::Q4(q4.rows("embeddings.word_embeddings.weight", cfg.hidden_size)?);
-        let vb = VarBuilder::from_backend(Box::new(q4), DType::F32, Device::Cpu);
+        let word = WordTable::Q4(
+            q4.matrix("embeddings.word_embeddings.weight", None, cfg.hidden_size)
+                .map_err(err)?,
+        );
+        // The small tensors (norms, biases, position table) are read from the same bytes.
+        let small =
+            candle_core::safetensors::SliceSafetensors::new(BUNDLED_WEIGHTS).map_err(err)?;
+        let vb = VarBuilder::from_backend(Box::new(small), DType::F32, Device::Cpu);
         Self::assemble(
             cfg,
             tokenizer,
             vb,
-            Some(word),
+            Some((word, q4)),
             Self::BUNDLED_MODEL_ID,
             BUNDLED_MAX_TOKENS,
         )
@@ -137,35 +162,58 @@ impl LocalEmbedder {
         Self::assemble(cfg, tokenizer, vb, None, Self::MODEL_ID, MAX_TOKENS)
     }
 
-    /// Builds the layers from `vb`; `word` replaces the word-embedding matrix when given.
+    /// Builds the layers from `vb`; with `bundled`, its word table and 4-bit matrices
+    /// replace the dense ones.
     fn assemble(
         cfg: BertConfig,
         tokenizer: WordPiece,
         vb: VarBuilder<'_>,
-        word: Option<WordTable>,
+        bundled: Option<(WordTable, Q4Weights)>,
         model_id: &'static str,
         max_tokens: usize,
     ) -> Result<LocalEmbedder, EmbedError> {
         let device = Device::Cpu;
         let h = cfg.hidden_size;
         let e = vb.pp("embeddings");
-        let word = match word {
-            Some(w) => w,
-            None => WordTable::Dense(
-                candle_nn::embedding(cfg.vocab_size, h, e.pp("word_embeddings")).map_err(err)?,
+        let (word, q4) = match bundled {
+            Some((w, q4)) => (w, Some(q4)),
+            None => (
+                WordTable::Dense(
+                    candle_nn::embedding(cfg.vocab_size, h, e.pp("word_embeddings"))
+                        .map_err(err)?,
+                ),
+                None,
             ),
         };
-        // Unpacked to f32 for the bundled model: candle's 4-bit kernels need AVX enabled at
-        // compile time, and without it measured 19 ms a text on one thread against 3 ms.
+        // The bundled matrices stay packed (see [`Proj`]); candle's own 4-bit kernels need AVX
+        // enabled at compile time, and without it measured 19 ms a text on one thread.
         let proj = |i: usize, path: &str, (d_in, d_out): (usize, usize)| {
-            candle_nn::linear(d_in, d_out, vb.pp(format!("encoder.layer.{i}")).pp(path))
+            let vb = vb.pp(format!("encoder.layer.{i}")).pp(path);
+            match &q4 {
+                Some(q4) => Ok(Proj::Q4 {
+                    weight: q4.matrix(
+                        &format!("encoder.layer.{i}.{path}.weight"),
+                        Some(d_out),
+                        d_in,
+                    )?,
+                    bias: vb.get(d_out, "bias")?,
+                }),
+                None => candle_nn::linear(d_in, d_out, vb).map(Proj::Dense),
+            }
         };
-        let position =
-            candle_nn::embedding(cfg.max_position_embeddings, h, e.pp("position_embeddings"))
-                .map_err(err)?;
-        let token_type =
-            candle_nn::embedding(cfg.type_vocab_size, h, e.pp("token_type_embeddings"))
-                .map_err(err)?;
+        // Small tables (512 and 2 rows): unpacked once.
+        let table = |name: &str, rows: usize| -> candle_core::Result<Embedding> {
+            match &q4 {
+                Some(q4) => {
+                    let m = q4.matrix(&format!("embeddings.{name}.weight"), Some(rows), h)?;
+                    let t = Tensor::from_vec(m.unpack(), (rows, h), &device)?;
+                    Ok(Embedding::new(t, h))
+                }
+                None => candle_nn::embedding(rows, h, e.pp(name)),
+            }
+        };
+        let position = table("position_embeddings", cfg.max_position_embeddings).map_err(err)?;
+        let token_type = table("token_type_embeddings", cfg.type_vocab_size).map_err(err)?;
         let emb_norm =
             candle_nn::layer_norm(h, cfg.layer_norm_eps, e.pp("LayerNorm")).map_err(err)?;
         let (f, eps) = (cfg.intermediate_size, cfg.layer_norm_eps);
@@ -332,10 +380,10 @@ fn embed_pool() -> Option<&'static rayon::ThreadPool> {
 }
 
 /// The word-embedding matrix. A text uses a few dozen of its 30,522 rows, so the bundled
-/// model keeps it packed (7 MB instead of 47 MB of f32) and unpacks the rows a text uses.
+/// model reads the rows a text uses from its packed bytes (47 MB as f32).
 enum WordTable {
     Dense(Embedding),
-    Q4(Q4Rows),
+    Q4(Q4Matrix),
 }
 
 impl WordTable {
@@ -345,132 +393,107 @@ impl WordTable {
             WordTable::Q4(q) => {
                 let (n, len) = ids.dims2()?;
                 let flat: Vec<u32> = ids.flatten_all()?.to_vec1()?;
-                let mut out = Vec::with_capacity(flat.len() * q.dim);
-                for id in flat {
-                    q.row_into(id as usize, &mut out)?;
+                let mut out = vec![0f32; flat.len() * q.cols];
+                for (id, row) in flat.into_iter().zip(out.chunks_exact_mut(q.cols)) {
+                    q.row_into(id as usize, row)?;
                 }
-                Tensor::from_vec(out, (n, len, q.dim), device)
+                Tensor::from_vec(out, (n, len, q.cols), device)
             }
         }
     }
 }
 
-/// One 4-bit matrix kept packed, read a row at a time.
-struct Q4Rows {
-    packed: Vec<u8>,
-    scales: Vec<f32>,
-    dim: usize,
+/// A matrix stored as pocket-encoder's `q4-symmetric-g32-f16-v1`, read in place from the
+/// binary: two values a byte, low nibble first, each `nibble - 8` times the f16 scale of
+/// its group of 32, in row-major order. Groups never straddle rows (`cols` is a multiple
+/// of 32, checked when it is built), so a row unpacks group by group.
+struct Q4Matrix {
+    packed: &'static [u8],
+    /// Little-endian f16, one per group.
+    scales: &'static [u8],
     rows: usize,
+    cols: usize,
 }
 
-impl Q4Rows {
-    fn row_into(&self, row: usize, out: &mut Vec<f32>) -> candle_core::Result<()> {
+impl Q4Matrix {
+    fn row_into(&self, row: usize, out: &mut [f32]) -> candle_core::Result<()> {
         if row >= self.rows {
             candle_core::bail!("token id {row} is outside the {} rows", self.rows);
         }
-        let start = row * self.dim;
-        out.extend((start..start + self.dim).map(|i| q4_value(&self.packed, &self.scales, i)));
+        let groups = self.cols / 32;
+        let first = row * groups;
+        for (g, out) in out.chunks_exact_mut(32).enumerate() {
+            unpack_group(self.packed, self.scales, first + g, out);
+        }
         Ok(())
+    }
+
+    /// The whole matrix as f32, `rows × cols`.
+    fn unpack(&self) -> Vec<f32> {
+        let mut out = vec![0f32; self.rows * self.cols];
+        for (g, out) in out.chunks_exact_mut(32).enumerate() {
+            unpack_group(self.packed, self.scales, g, out);
+        }
+        out
     }
 }
 
-/// The i-th value of a matrix stored as pocket-encoder's `q4-symmetric-g32-f16-v1`: two
-/// values a byte, low nibble first, `nibble - 8` times its group of 32's scale.
-fn q4_value(packed: &[u8], scales: &[f32], i: usize) -> f32 {
-    let nibble = (packed[i / 2] >> ((i % 2) * 4)) & 15;
-    (nibble as i16 - 8) as f32 * scales[i / 32]
+/// Group `g`'s 32 values into `out`. In bounds by construction: [`Q4Weights::matrix`]
+/// checked that `packed` and `scales` hold every group of the matrix.
+fn unpack_group(packed: &[u8], scales: &[u8], g: usize, out: &mut [f32]) {
+    let scale = half::f16::from_le_bytes([scales[2 * g], scales[2 * g + 1]]).to_f32();
+    let bytes = &packed[16 * g..16 * g + 16];
+    for (pair, &b) in out.chunks_exact_mut(2).zip(bytes) {
+        pair[0] = ((b & 15) as i32 - 8) as f32 * scale;
+        pair[1] = ((b >> 4) as i32 - 8) as f32 * scale;
+    }
 }
 
 /// The bundled safetensors: 1-D tensors in f32 as they were; every matrix `X` as `X.q4`
-/// (u8) and `X.scales` (f16), unpacked to f32 when the model asks for it with its shape.
+/// (u8) and `X.scales` (f16). The header is parsed once; the data is never copied.
 struct Q4Weights {
-    tensors: HashMap<String, Tensor>,
+    tensors: safetensors::SafeTensors<'static>,
 }
 
 impl Q4Weights {
-    fn parse(bytes: &[u8]) -> candle_core::Result<Q4Weights> {
+    fn parse(bytes: &'static [u8]) -> candle_core::Result<Q4Weights> {
         Ok(Q4Weights {
-            tensors: candle_core::safetensors::load_buffer(bytes, &Device::Cpu)?,
+            tensors: safetensors::SafeTensors::deserialize(bytes)?,
         })
     }
 
-    fn packed(&self, name: &str, count: usize) -> candle_core::Result<(Vec<u8>, Vec<f32>)> {
-        let get = |suffix: &str| {
-            self.tensors
-                .get(&format!("{name}.{suffix}"))
-                .ok_or_else(|| candle_core::Error::CannotFindTensor {
-                    path: format!("{name}.{suffix}"),
-                })
-        };
-        let packed: Vec<u8> = get("q4")?.to_vec1()?;
-        let scales: Vec<f32> = get("scales")?.to_dtype(DType::F32)?.to_vec1()?;
-        // Checked once here, so the reads in `q4_value` stay in bounds.
-        if packed.len() * 2 < count || scales.len() * 32 < count {
-            candle_core::bail!("{name}: {count} values do not fit its packed data");
-        }
-        Ok((packed, scales))
-    }
-
-    fn rows(&self, name: &str, dim: usize) -> Result<Q4Rows, EmbedError> {
-        let scales_len = self
-            .tensors
-            .get(&format!("{name}.scales"))
-            .map(|t| t.elem_count())
-            .ok_or_else(|| err(format!("the bundled model has no {name}")))?;
-        let rows = scales_len * 32 / dim;
-        let (packed, scales) = self.packed(name, rows * dim).map_err(err)?;
-        Ok(Q4Rows {
-            packed,
-            scales,
-            dim,
-            rows,
-        })
-    }
-}
-
-impl SimpleBackend for Q4Weights {
-    fn get(
+    /// Matrix `name` with `cols` columns; `rows` when the model knows them, else as many
+    /// as the packed data holds (the word table).
+    fn matrix(
         &self,
-        s: Shape,
         name: &str,
-        _: candle_nn::Init,
-        dtype: DType,
-        dev: &Device,
-    ) -> candle_core::Result<Tensor> {
-        let t = match self.tensors.get(name) {
-            Some(t) => t.clone(),
-            None => {
-                // A packed matrix has no shape of its own: the model's request gives it,
-                // and the value count must match it exactly.
-                let count = s.elem_count();
-                let (packed, scales) = self.packed(name, count)?;
-                if scales.len() * 32 != count {
-                    candle_core::bail!(
-                        "{name}: packed for {} values, wanted as {s:?}",
-                        scales.len() * 32
-                    );
-                }
-                let values: Vec<f32> = (0..count).map(|i| q4_value(&packed, &scales, i)).collect();
-                Tensor::from_vec(values, s.clone(), dev)?
-            }
-        };
-        if t.shape() != &s {
+        rows: Option<usize>,
+        cols: usize,
+    ) -> candle_core::Result<Q4Matrix> {
+        let packed = self.tensors.tensor(&format!("{name}.q4"))?;
+        let scales = self.tensors.tensor(&format!("{name}.scales"))?;
+        if packed.dtype() != safetensors::Dtype::U8 || scales.dtype() != safetensors::Dtype::F16 {
+            candle_core::bail!("{name}: not packed as 4-bit values with f16 scales");
+        }
+        let (packed, scales) = (packed.data(), scales.data());
+        let groups = scales.len() / 2;
+        if cols == 0 || !cols.is_multiple_of(32) || !(groups * 32).is_multiple_of(cols) {
+            candle_core::bail!("{name}: {groups} groups of 32 do not make rows of {cols}");
+        }
+        let held = groups * 32 / cols;
+        let rows = rows.unwrap_or(held);
+        // Checked once here, so `unpack_group` stays in bounds.
+        if rows != held || packed.len() != groups * 16 {
             candle_core::bail!(
-                "{name}: the bundled model has {:?}, the model wants {s:?}",
-                t.shape()
+                "{name}: packed for {held} rows of {cols} ({} bytes), wanted {rows}",
+                packed.len()
             );
         }
-        t.to_dtype(dtype)?.to_device(dev)
-    }
-
-    fn get_unchecked(&self, name: &str, dtype: DType, dev: &Device) -> candle_core::Result<Tensor> {
-        match self.tensors.get(name) {
-            Some(t) => t.to_dtype(dtype)?.to_device(dev),
-            None => candle_core::bail!("{name}: a packed matrix needs its shape"),
-        }
-    }
-
-    fn contains_tensor(&self, name: &str) -> bool {
-        self.tensors.contains_key(name) || self.tensors.contains_key(&format!("{name}.q4"))
+        Ok(Q4Matrix {
+            packed,
+            scales,
+            rows,
+            cols,
+        })
     }
 }

@@ -128,9 +128,9 @@ impl MemoryService {
     }
 
     /// Loads the embedder with `load` the first time a memory is written or recalled or a
-    /// query embedded, not now: the bundled encoder holds about 45 MB once loaded, which an
+    /// query embedded, not now: the bundled encoder holds about 16 MB once loaded, which an
     /// editor session that never touches memory should not pay. The first use waits for the
-    /// load (about 50 ms; every concurrent caller waits for the same one) and then starts the
+    /// load (about 20 ms; every concurrent caller waits for the same one) and then starts the
     /// background embedding worker. Set before the service's first use; set later, it loads
     /// at once in the background.
     pub fn load_on_first_use(&self, load: LazyEmbedder) {
