@@ -2,7 +2,8 @@
 //! 150 MB per million lines). Spawns the binary over stdio with a fresh MIRA_HOME,
 //! initializes on a project made of the given directories (symlinked into one root, which
 //! the crawl follows), polls `mira.status` until the cold index is done, then reads the
-//! process's peak RSS (`VmHWM` in /proc/PID/status).
+//! process's peak RSS (`VmHWM` in /proc/PID/status); then again after a remember and a
+//! recall, which load the bundled encoder.
 //!
 //! bench_lsp_rss --mira PATH DIR...
 
@@ -125,6 +126,36 @@ fn main() {
         "symbols ready after {:.1} s, cold index ready after {:.1} s (status polled every 200 ms); peak RSS (VmHWM) {hwm:.1} MB, RSS now {rss:.1} MB ({anon:.1} MB heap and stacks, {file:.1} MB mapped files: the binary, SQLite's shared memory) → {per_million:.1} MB per million lines (budget {BUDGET_MB_PER_MILLION_LINES:.0} MB){}",
         symbols_ready.unwrap_or(ready).as_secs_f64(),
         ready.as_secs_f64(),
+        if per_million > BUDGET_MB_PER_MILLION_LINES {
+            "  OVER BUDGET"
+        } else {
+            ""
+        }
+    );
+    // A remember and a recall, as an editor's first chat turn does: the bundled encoder loads.
+    for (command, args) in [
+        (
+            "mira.remember",
+            json!({"text": "the staging database password rotates every ninety days"}),
+        ),
+        (
+            "mira.recall",
+            json!({"query": "how often do the credentials change?"}),
+        ),
+    ] {
+        id += 1;
+        send(
+            &mut stdin,
+            &json!({"jsonrpc": "2.0", "id": id, "method": "workspace/executeCommand",
+                    "params": {"command": command, "arguments": [args]}}),
+        );
+        let answer = wait_for(&rx, &mut stdin, id);
+        assert!(answer.get("error").is_none(), "{command}: {answer}");
+    }
+    let (hwm, rss, ..) = memory(&child);
+    let per_million = hwm / (lines as f64 / 1e6);
+    println!(
+        "after a remember and a recall (the bundled encoder loaded): peak RSS {hwm:.1} MB, RSS now {rss:.1} MB → {per_million:.1} MB per million lines{}",
         if per_million > BUDGET_MB_PER_MILLION_LINES {
             "  OVER BUDGET"
         } else {

@@ -165,6 +165,19 @@ struct Keywords {
 
 static ENGINE: LazyLock<Engine> = LazyLock::new(Engine::new);
 
+/// A rule's pattern with ASCII classes, boundaries and case folding: secrets are ASCII, and a
+/// Unicode `\w` repeated (`[\w.\-]{0,30}`, `{40,}`) compiled to 10 MB of automata, the
+/// largest part of a `mira remember`'s heap. A pattern that could then match inside a UTF-8
+/// sequence (`\S`, a negated class) keeps Unicode, with ASCII word boundaries: with Unicode
+/// ones the fast regex engines give up on any line holding a non-ASCII character.
+fn compile(p: &str) -> Regex {
+    regex::RegexBuilder::new(p)
+        .unicode(false)
+        .build()
+        .or_else(|_| Regex::new(&p.replace(r"\b", r"(?-u:\b)")))
+        .expect("valid redaction pattern")
+}
+
 impl Engine {
     fn new() -> Engine {
         assert!(
@@ -175,12 +188,7 @@ impl Engine {
             .iter()
             .map(|rule| {
                 let re = match rule.detect {
-                    // ASCII word boundaries: with Unicode ones the fast regex engines give up
-                    // on any line holding a non-ASCII character.
-                    Detect::Regex(p) | Detect::RandomRegex(p) => Some(
-                        Regex::new(&p.replace(r"\b", r"(?-u:\b)"))
-                            .expect("valid redaction pattern"),
-                    ),
+                    Detect::Regex(p) | Detect::RandomRegex(p) => Some(compile(p)),
                     _ => None,
                 };
                 let group = re
