@@ -82,7 +82,7 @@ pub(super) static RULES: &[Rule] = &[
     named(
         "aws-secret-access-key",
         &["aws"],
-        r#"(?i)aws[\w.\-]{0,30}?(?:secret|sk)[\w.\-]{0,20}["']?\s*(?:=>|:=|[:=])\s*["']?(?P<s>[A-Za-z0-9/+=]{40})(?:[^A-Za-z0-9/+=]|$)"#,
+        r#"(?i)aws[A-Za-z0-9_.\-]{0,30}?(?:secret|sk)[A-Za-z0-9_.\-]{0,20}["']?\s*(?:=>|:=|[:=])\s*["']?(?P<s>[A-Za-z0-9/+=]{40})(?:[^A-Za-z0-9/+=]|$)"#,
     ),
     provider("gcp-api-key", &["AIza"], r"\bAIza[0-9A-Za-z_\-]{35}\b"),
     provider(

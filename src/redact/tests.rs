@@ -252,3 +252,16 @@ fn random_glue_of_fragments_never_panics_and_is_stable() {
         assert_eq!(redact(&once), once, "not stable: {text:?}");
     }
 }
+
+/// A rule that must keep Unicode (it has `\S` or a negated class, which could stop inside a
+/// UTF-8 sequence in ASCII mode) must not use `\w`: repeated, a Unicode `\w` compiles to
+/// megabytes of automata (`compile`). Spell it `[A-Za-z0-9_]`.
+#[test]
+fn no_rule_compiles_a_unicode_word_class() {
+    for rule in super::rules::RULES.iter() {
+        if let super::rules::Detect::Regex(p) | super::rules::Detect::RandomRegex(p) = rule.detect {
+            let ascii = regex::RegexBuilder::new(p).unicode(false).build().is_ok();
+            assert!(ascii || !p.contains(r"\w"), "{p}");
+        }
+    }
+}
