@@ -156,11 +156,17 @@ M.run(function()
   -- 3. Edit the function body: hover and recall say stale.
   vim.api.nvim_buf_set_lines(util, 2, 3, false, { '    value = int(text.strip())' })
   M.wait('hover says stale', 10000, function() return hover():find('stale', 1, true) ~= nil end)
-  local recalled = req(client, 'workspace/executeCommand', {
-    command = 'mira.recall', arguments = { { query = '65535' } },
-  }, util)
-  local a = recalled.memories[1].anchors[1]
-  assert(a.stale_since ~= nil and a.stale_since ~= vim.NIL, 'recall: ' .. vim.inspect(recalled.memories[1]))
+  -- Recall reads the same flag; once stale it stays stale (a flip back would time out here).
+  local recalled
+  local ok = pcall(M.wait, 'recall says stale', 10000, function()
+    recalled = req(client, 'workspace/executeCommand', {
+      command = 'mira.recall', arguments = { { query = '65535' } },
+    }, util)
+    local a = recalled.memories[1].anchors[1]
+    return a.stale_since ~= nil and a.stale_since ~= vim.NIL
+  end)
+  assert(ok, 'recall: ' .. vim.inspect(recalled and recalled.memories[1]))
+  assert(hover():find('stale', 1, true), 'hover no longer says stale:\n' .. hover())
   assert(mira.format_memory(recalled.memories[1]):find('@util.py::parse_port (stale)', 1, true))
 
   -- The recall picker: choose the memory, then "Open anchor" lands on the code.
