@@ -180,6 +180,8 @@ pub(crate) enum Request {
         reply: oneshot::Sender<Option<String>>,
     },
     Watch(SymbolWatch),
+    /// Report an open file's symbols to the watchers again (see [`IndexHandle::report_again`]).
+    ReportAgain(String),
     InReach {
         doc: DocId,
         line: u32,
@@ -742,6 +744,16 @@ impl Actor {
                 let _ = reply.send(self.view().name_at(&doc, offset));
             }
             Request::Watch(w) => self.watchers.push(w),
+            Request::ReportAgain(key) => {
+                let open = self
+                    .open
+                    .iter()
+                    .find(|(_, e)| e.key == key)
+                    .map(|(id, _)| id.clone());
+                if let Some(id) = open {
+                    self.report_open(&id);
+                }
+            }
             Request::InReach {
                 doc,
                 line,

@@ -128,10 +128,16 @@ pub async fn remember(state: &Arc<ServerState>, args: RememberArgs) -> Result<Op
         corrects: args.corrects,
         anchors,
     };
+    let anchored_path = req.anchors.first().map(|a| a.path.clone());
     let r = service
         .remember(req, project(state))
         .await
         .map_err(|e| fail(state, e))?;
+    // The anchor holds its symbol's hash from before the embedding and the write: an edit
+    // made meanwhile was observed before the anchor existed. Compare it with the code now.
+    if let (Some(key), Some(index)) = (anchored_path, state.index.handle()) {
+        index.report_again(key);
+    }
     let m = &r.memory;
     let line = match &anchored_to {
         Some(at) => format!("Mira: {} about {at}", r.describe()),

@@ -161,6 +161,13 @@ impl super::IndexHandle {
     pub fn watch_symbols(&self, watch: SymbolWatch) {
         let _ = self.tx.send(Request::Watch(watch));
     }
+
+    /// Report the open file `key`'s symbols to the watchers once more, as they are now: a
+    /// memory anchored with the hash its symbol had when it was asked for may land after the
+    /// code was edited again, and only a report after it tells the anchor so.
+    pub fn report_again(&self, key: String) {
+        let _ = self.tx.send(Request::ReportAgain(key));
+    }
 }
 
 impl View<'_> {
