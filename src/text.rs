@@ -30,6 +30,10 @@ pub fn norm_hash(text: &str) -> [u8; 32] {
 pub fn identifier_tokens(text: &str) -> String {
     let mut out = String::new();
     for word in words(text) {
+        // Most words of code are one part: skip them without splitting (chunk cutting).
+        if is_one_ascii_part(word) {
+            continue;
+        }
         let parts = split_identifier(word);
         if parts.len() < 2 {
             continue;
@@ -42,6 +46,25 @@ pub fn identifier_tokens(text: &str) -> String {
         }
     }
     out
+}
+
+/// `split_identifier(word)` would give one part, told without allocating: an ASCII word
+/// with no `_` and none of its boundaries (lower→upper, letter↔digit, acronym→word).
+fn is_one_ascii_part(word: &str) -> bool {
+    let b = word.as_bytes();
+    if !word.is_ascii() || b.contains(&b'_') {
+        return false;
+    }
+    b.windows(2).enumerate().all(|(i, w)| {
+        let (prev, c) = (w[0], w[1]);
+        let boundary = (prev.is_ascii_lowercase() && c.is_ascii_uppercase())
+            || (prev.is_ascii_alphabetic() && c.is_ascii_digit())
+            || (prev.is_ascii_digit() && c.is_ascii_alphabetic())
+            || (prev.is_ascii_uppercase()
+                && c.is_ascii_uppercase()
+                && b.get(i + 2).is_some_and(u8::is_ascii_lowercase));
+        !boundary
+    })
 }
 
 fn push_word(out: &mut String, w: &str) {
@@ -324,6 +347,34 @@ mod tests {
         );
         assert_eq!(split_identifier("plain"), ["plain"]);
         assert_eq!(split_identifier("__init__"), ["init"]);
+    }
+
+    #[test]
+    fn the_one_part_shortcut_agrees_with_the_split() {
+        // Every word of up to five characters over lower, upper, digit and `_`.
+        let alphabet = ['a', 'B', '7', '_'];
+        let mut words = vec![String::new()];
+        for _ in 0..5 {
+            let longer: Vec<String> = words
+                .iter()
+                .flat_map(|w| alphabet.iter().map(move |c| format!("{w}{c}")))
+                .collect();
+            words.extend(longer);
+        }
+        for w in words.iter().filter(|w| !w.is_empty()) {
+            let one = !w.contains('_') && split_identifier(w).len() == 1;
+            assert_eq!(is_one_ascii_part(w), one, "{w}");
+        }
+        for w in [
+            "a", "ab", "Ab", "AB", "ABc", "aB", "a1", "1a", "11", "HTTPServer2Go", "x_y", "_x",
+            "foo", "Foo", "FOO", "FooBar", "fooBAR", "FOOBar", "v2", "Ünïcode", "naïveX", "ß",
+        ] {
+            if is_one_ascii_part(w) {
+                assert_eq!(split_identifier(w).len(), 1, "{w}");
+            } else {
+                assert!(!w.is_ascii() || w.contains('_') || split_identifier(w).len() > 1, "{w}");
+            }
+        }
     }
 
     #[test]
