@@ -366,13 +366,36 @@ mod tests {
             assert_eq!(is_one_ascii_part(w), one, "{w}");
         }
         for w in [
-            "a", "ab", "Ab", "AB", "ABc", "aB", "a1", "1a", "11", "HTTPServer2Go", "x_y", "_x",
-            "foo", "Foo", "FOO", "FooBar", "fooBAR", "FOOBar", "v2", "Ünïcode", "naïveX", "ß",
+            "a",
+            "ab",
+            "Ab",
+            "AB",
+            "ABc",
+            "aB",
+            "a1",
+            "1a",
+            "11",
+            "HTTPServer2Go",
+            "x_y",
+            "_x",
+            "foo",
+            "Foo",
+            "FOO",
+            "FooBar",
+            "fooBAR",
+            "FOOBar",
+            "v2",
+            "Ünïcode",
+            "naïveX",
+            "ß",
         ] {
             if is_one_ascii_part(w) {
                 assert_eq!(split_identifier(w).len(), 1, "{w}");
             } else {
-                assert!(!w.is_ascii() || w.contains('_') || split_identifier(w).len() > 1, "{w}");
+                assert!(
+                    !w.is_ascii() || w.contains('_') || split_identifier(w).len() > 1,
+                    "{w}"
+                );
             }
         }
     }
