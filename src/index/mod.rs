@@ -1,6 +1,7 @@
 //! The live symbol index: tree-sitter extraction for ten languages, a persisted SQLite
 //! index built by a parallel crawl, and a live layer that keeps open documents current.
 
+mod abbrev;
 pub mod config;
 pub mod crawl;
 pub mod db;

@@ -222,6 +222,8 @@ fn document_frequency(conn: &Connection, term: &str) -> rusqlite::Result<i64> {
 struct MatchExpr {
     text: String,
     phrase_dfs: Vec<i64>,
+    /// Each phrase's weight: 1 for the query's own words, less for their other spellings.
+    phrase_weights: Vec<f64>,
     /// Every term is common: the rows it matches can be a large share of the index.
     only_common: bool,
 }
@@ -230,43 +232,92 @@ struct MatchExpr {
 /// re-indexed after an edit gets new ids, so this leans to the code being worked on).
 const COMMON_CANDIDATES: i64 = 1_000;
 
+/// A query term: its quoted text, document frequency, the query word it spells, its weight.
+type Term = (String, i64, usize, f64);
+
+/// What an alternative spelling of a query word (`abbrev`) weighs against the word itself.
+const ALTERNATIVE_WEIGHT: f64 = 0.5;
+
 /// The MATCH expression: rare terms OR-ed (any of them is evidence), common terms AND-ed
 /// (together they are), so the rows FTS5 has to score stay few. Every term still counts in
-/// the score of the rows that match; terms no chunk contains are left out.
+/// the score of the rows that match; terms no chunk contains are left out. A word's other
+/// spellings in code (`abbrev`: "configuration" → `config`, `cfg`) are alternatives to it:
+/// among the common terms they are OR-ed with the word, never required beside it.
 fn match_expression(conn: &Connection, query: &str) -> rusqlite::Result<Option<MatchExpr>> {
+    // (term, df, the query word it spells); common terms stay in word order.
     let (mut rare, mut common) = (Vec::new(), Vec::new());
-    for t in fts_terms(query) {
-        match document_frequency(conn, &t)? {
-            0 => {}
-            df if df > COMMON_TERM_ROWS => common.push((t, df)),
-            df => rare.push((t, df)),
+    for (word, spellings) in query_words(query).into_iter().enumerate() {
+        for (i, t) in spellings.into_iter().enumerate() {
+            let weight = if i == 0 { 1.0 } else { ALTERNATIVE_WEIGHT };
+            match document_frequency(conn, &t)? {
+                0 => {}
+                df if df > COMMON_TERM_ROWS => common.push((t, df, word, weight)),
+                df => rare.push((t, df, word, weight)),
+            }
         }
     }
-    let join = |terms: &[(String, i64)], op: &str| {
-        let list: Vec<&str> = terms.iter().map(|(t, _)| t.as_str()).collect();
+    let join = |terms: &[Term], op: &str| {
+        let list: Vec<&str> = terms.iter().map(|(t, ..)| t.as_str()).collect();
         format!("({})", list.join(op))
     };
-    let dfs = |terms: &[(String, i64)]| terms.iter().map(|(_, df)| *df).collect::<Vec<_>>();
-    let repeats = |terms: &[(String, i64)]| vec![-1; terms.len()];
+    // Each word's common spellings OR-ed, the words AND-ed; phrases in `common`'s order.
+    let all_common = || {
+        let words: Vec<String> = common
+            .chunk_by(|a, b| a.2 == b.2)
+            .map(|spellings| join(spellings, " OR "))
+            .collect();
+        format!("({})", words.join(" AND "))
+    };
+    let dfs = |terms: &[Term]| terms.iter().map(|t| t.1).collect::<Vec<_>>();
+    let weights = |terms: &[Term]| terms.iter().map(|t| t.3).collect::<Vec<_>>();
+    let repeats = |terms: &[Term]| vec![-1; terms.len()];
     let any_rare = join(&rare, " OR ");
-    let (text, phrase_dfs, only_common) = match (rare.is_empty(), common.is_empty()) {
+    let (text, phrases, only_common) = match (rare.is_empty(), common.is_empty()) {
         (true, true) => return Ok(None),
-        (false, true) => (any_rare, dfs(&rare), false),
+        (false, true) => (any_rare, rare.clone(), false),
         // All common: together they are evidence; the rows are many, see `COMMON_CANDIDATES`.
-        (true, false) => (join(&common, " AND "), dfs(&common), true),
+        (true, false) => (all_common(), common.clone(), true),
         // Common words add their weight only to rows a rare word found: walking their
         // doclists is driven by the rare words' few rows.
-        (false, false) => (
-            format!("{any_rare} OR ({} AND {any_rare})", join(&common, " OR ")),
-            [dfs(&rare), dfs(&common), repeats(&rare)].concat(),
-            false,
-        ),
+        (false, false) => {
+            let text = format!("{any_rare} OR ({} AND {any_rare})", join(&common, " OR "));
+            (text, [rare.clone(), common.clone()].concat(), false)
+        }
     };
+    let mut phrase_dfs = dfs(&phrases);
+    let mut phrase_weights = weights(&phrases);
+    if !rare.is_empty() && !common.is_empty() {
+        // The rare words' second appearance counts once (see `mira_bm25`).
+        phrase_dfs.extend(repeats(&rare));
+        phrase_weights.extend(weights(&rare));
+    }
     Ok(Some(MatchExpr {
         text,
         phrase_dfs,
+        phrase_weights,
         only_common,
     }))
+}
+
+/// The query's FTS terms, each with its other spellings in code (quoted as `fts_terms`
+/// quotes), one list per term; a spelling already in the query is not repeated.
+fn query_words(query: &str) -> Vec<Vec<String>> {
+    let terms = fts_terms(query);
+    let mut seen: std::collections::HashSet<String> = terms.iter().cloned().collect();
+    terms
+        .into_iter()
+        .map(|t| {
+            let word = t.trim_matches('"').to_string();
+            let mut spellings = vec![t];
+            for alt in super::abbrev::alternatives(&word) {
+                let quoted = format!("\"{alt}\"");
+                if seen.insert(quoted.clone()) {
+                    spellings.push(quoted);
+                }
+            }
+            spellings
+        })
+        .collect()
 }
 
 /// What a question (more than one word) asks for is code: an impl block, a field or
@@ -319,9 +370,8 @@ pub fn bm25_ids(
     // bm25 fed the document frequencies counted above, so that FTS5 does not count them
     // again by walking each term's whole doclist (see store::fts_rank).
     let weights: Vec<String> = COLUMN_WEIGHTS.iter().map(|w| format!("{w:?}")).collect();
-    let dfs: Vec<String> = (0..expr.phrase_dfs.len())
-        .map(|i| format!("?{}", i + 4))
-        .collect();
+    let phrases = expr.phrase_dfs.len();
+    let dfs: Vec<String> = (0..2 * phrases).map(|i| format!("?{}", i + 4)).collect();
     // An all-common expression scores only its newest matches: FTS5 walks the doclists
     // newest first and stops at the limit, so nothing counts the older matches.
     let scored = format!(
@@ -356,6 +406,7 @@ pub fn bm25_ids(
     let mut values: Vec<rusqlite::types::Value> =
         vec![expr.text.into(), project_id.into(), (n as i64).into()];
     values.extend(expr.phrase_dfs.iter().map(|df| (*df).into()));
+    values.extend(expr.phrase_weights.iter().map(|w| (*w).into()));
     let mut stmt = conn.prepare_cached(&sql)?;
     let rows = stmt.query_map(rusqlite::params_from_iter(values), |r| r.get(0))?;
     rows.collect()

@@ -6,8 +6,10 @@
 //! number of rows that matched. Code search knows the document frequencies already (it counts
 //! them to classify terms and keeps them per process), so it passes them in:
 //!
-//!   mira_bm25(code_fts, w_col0, …, w_colN-1, df_phrase0, …, df_phraseM-1)
+//!   mira_bm25(code_fts, w_col0, …, w_colN-1, df_phrase0, …, df_phraseM-1 [, w_phrase0, …, w_phraseM-1])
 //!
+//! A phrase's weight (1 when left out) scales its IDF: an alternative spelling the query
+//! did not use (`cfg` for "configuration") counts for less than the word itself.
 //! The score is FTS5's own (k1 = 1.2, b = 0.75, IDF floored at 1e-6, lower is better), with
 //! one difference: a phrase whose df is negative is ignored, so a term repeated in the MATCH
 //! expression (`a OR (b AND a)`) counts once.
@@ -65,10 +67,13 @@ unsafe fn query_state(
     let idf = (0..nphrase)
         .map(|i| {
             let df = args.get(ncol + i).map_or(0.0, |v| unsafe { value_f64(*v) });
+            let weight = args
+                .get(ncol + nphrase + i)
+                .map_or(1.0, |v| unsafe { value_f64(*v) });
             if df < 0.0 {
                 0.0
             } else {
-                ((n - df + 0.5) / (df + 0.5)).ln().max(1e-6)
+                weight * ((n - df + 0.5) / (df + 0.5)).ln().max(1e-6)
             }
         })
         .collect();

@@ -65,6 +65,42 @@ fn a_question_finds_a_function_by_other_forms_of_its_words() {
     );
 }
 
+/// Code abbreviates what a question spells out: "configuration" meets `cfg`, and an
+/// abbreviation in the question meets the word spelled out. The word the question used still
+/// counts for more than its other spellings.
+#[test]
+fn a_question_meets_the_abbreviations_code_uses() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("p");
+    std::fs::create_dir_all(root.join(".git")).unwrap();
+    std::fs::write(
+        root.join("server.rs"),
+        "pub fn server_cfg() -> u32 { 1 }\n\
+         pub fn server_port() -> u32 { 2 }\n\
+         pub fn connection_pool() -> u32 { 3 }\n\
+         pub fn conn_limit() -> u32 { 4 }\n",
+    )
+    .unwrap();
+    let store = Store::open(&dir.path().join("mira.db")).unwrap();
+    let pid = index(&store, &root);
+    let first = |q: &str| ask(&store, pid, q).first().map(|h| h.name.clone());
+    assert_eq!(
+        first("configuration of the server").as_deref(),
+        Some("server_cfg")
+    );
+    assert_eq!(
+        first("the pool of each conn").as_deref(),
+        Some("connection_pool")
+    );
+    assert_eq!(first("connection limit").as_deref(), Some("conn_limit"));
+    let conn = ask(&store, pid, "connection");
+    assert_eq!(
+        conn.iter().map(|h| h.name.as_str()).collect::<Vec<_>>(),
+        ["connection_pool", "conn_limit"],
+        "the word as asked ranks above its abbreviation"
+    );
+}
+
 /// A database of schema 8 (code_fts without stemming) is migrated: the table is stemmed and
 /// empty, every file waits for its chunks, and the next crawl writes them without a change
 /// to any file.
