@@ -244,7 +244,7 @@ const ALTERNATIVE_WEIGHT: f64 = 0.5;
 /// spellings in code (`abbrev`: "configuration" → `config`, `cfg`) are alternatives to it:
 /// among the common terms they are OR-ed with the word, never required beside it.
 fn match_expression(conn: &Connection, query: &str) -> rusqlite::Result<Option<MatchExpr>> {
-    // (term, df, the query word it spells); common terms stay in word order.
+    // Each a `Term`; common terms stay in word order (`all_common` groups them by word).
     let (mut rare, mut common) = (Vec::new(), Vec::new());
     for (word, spellings) in query_words(query).into_iter().enumerate() {
         for (i, t) in spellings.into_iter().enumerate() {

@@ -10,6 +10,7 @@
 //!
 //! A phrase's weight (1 when left out) scales its IDF: an alternative spelling the query
 //! did not use (`cfg` for "configuration") counts for less than the word itself.
+//!
 //! The score is FTS5's own (k1 = 1.2, b = 0.75, IDF floored at 1e-6, lower is better), with
 //! one difference: a phrase whose df is negative is ignored, so a term repeated in the MATCH
 //! expression (`a OR (b AND a)`) counts once.
