@@ -221,3 +221,85 @@ async fn text_typed_into_the_transcript_mid_answer_stays_and_the_answer_follows_
     assert!(text.starts_with("typed by the user\n"), "{text}");
     assert_each_answer_once(&text, 1);
 }
+
+/// VS Code restores an unsaved transcript after a window reload, and a fresh server can start a
+/// turn before the editor's didOpen for it arrives. Mira must not write the file under that
+/// copy (the editor's next save then fails: "the content of the file is newer"): it replaces
+/// the editor's copy, taken to be the file on disk, with one edit, and leaves the file to the
+/// editor's save.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fresh_server_edits_a_transcript_it_was_not_told_of_and_never_writes_under_it() {
+    let sandbox = Sandbox::new();
+    let mock = MockLlm::start(Wire::Chat).await;
+    mock.push(Reply::turn(Wire::Chat, &answer(1)));
+    std::fs::create_dir_all(sandbox.mira_home()).unwrap();
+    let file = sandbox.mira_home().join("conversation.md");
+    let earlier = "# Mira — conversation\n\n### You\n\n> an earlier session's question\n\n### Mira\n\nä ✓ 🦀\n";
+    std::fs::write(&file, earlier).unwrap();
+    let written = std::fs::metadata(&file).unwrap().modified().unwrap();
+    let mut server = start(&sandbox, &mock).await;
+    let uri = format!("file://{}", file.display());
+    // The editor holds the file as it is on disk, and has not said so.
+    let mut editor = Editor {
+        uri,
+        text: earlier.into(),
+        version: 0,
+        reporting: Reporting::Debounced(Duration::ZERO),
+        unreported: Vec::new(),
+        last_change: tokio::time::Instant::now(),
+    };
+    server
+        .request(
+            "workspace/executeCommand",
+            json!({"command": "mira.ask", "arguments": ["question 1"]}),
+        )
+        .await
+        .unwrap();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    let mut seen = 0;
+    while !editor.text.contains("_completed") {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the turn never finished: {}",
+            editor.text
+        );
+        // A request flushes our answers to the server's applyEdits (the document is not open:
+        // no documentState).
+        server
+            .request("mira/history", json!({"limit": 1}))
+            .await
+            .unwrap();
+        let requests = server.server_requests();
+        for r in &requests[seen..] {
+            if r["method"] == "workspace/applyEdit" {
+                let e = &r["params"]["edit"]["documentChanges"][0]["edits"][0];
+                editor.change(&e["range"], e["newText"].as_str().unwrap());
+            }
+        }
+        seen = requests.len();
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(
+        std::fs::read_to_string(&file).unwrap(),
+        earlier,
+        "the file under the editor's copy was rewritten"
+    );
+    assert_eq!(
+        std::fs::metadata(&file).unwrap().modified().unwrap(),
+        written
+    );
+    assert!(
+        !editor.text.contains("ä ✓ 🦀\n# Mira"),
+        "the first edit did not replace the whole copy:\n{}",
+        editor.text
+    );
+    assert_eq!(
+        editor.text.matches("# Mira — conversation").count(),
+        1,
+        "{}",
+        editor.text
+    );
+    assert_each_answer_once(&editor.text, 1);
+    assert!(editor.text.contains("> question 1"), "{}", editor.text);
+    server.shutdown().await;
+}

@@ -84,9 +84,10 @@ M.run(function()
     for _ in text:gmatch('_completed') do n = n + 1 end
     return n
   end
+  -- Counted in the database: the file on disk may lag (the buffer is what Mira edits).
   local before = 0
-  if vim.fn.filereadable(transcript) == 1 then
-    before = count_completed(table.concat(vim.fn.readfile(transcript), '\n'))
+  for _, t in ipairs(req(client, 'mira/history', { limit = 50 }, main) or {}) do
+    if t.status == 'completed' then before = before + 1 end
   end
   vim.api.nvim_win_set_cursor(0, { 5, 11 })
   want = 'Ask Mira about `parse_port`'

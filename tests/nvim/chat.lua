@@ -19,11 +19,12 @@ M.run(function()
     },
   })
 
-  -- The transcript is the one conversation: an earlier run's answer may be in it already.
+  -- The transcript is the one conversation: an earlier run's answers are in it already. They
+  -- are counted in the database (the file on disk may lag: the buffer is what Mira edits).
   local function completed(text) return select(2, text:gsub('_completed', '')) end
   local before = 0
-  if vim.fn.filereadable(transcript) == 1 then
-    before = completed(table.concat(vim.fn.readfile(transcript), '\n'))
+  for _, t in ipairs(M.request_sync(client, 'mira/history', { limit = 50 }, buf) or {}) do
+    if t.status == 'completed' then before = before + 1 end
   end
   local result = M.request_sync(client, 'workspace/executeCommand', {
     command = 'mira.ask',

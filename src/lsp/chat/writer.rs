@@ -468,12 +468,26 @@ impl Writer {
         }
     }
 
-    /// Make the transcript hold `text`: rewrite the file while the client has not loaded
-    /// it, else one edit over the whole document.
+    /// Make the transcript hold `text`: one edit over the whole document, through the client.
+    ///
+    /// Only a file that does not exist yet is written here. A client that has not reported
+    /// the transcript may still hold it: VS Code restores an unsaved one after a window
+    /// reload, and a fresh server can start a turn before the client's didOpen for it
+    /// arrives. Writing the file under such a copy made the client's next save fail ("the
+    /// content of the file is newer") and left the transcript unsaved for good. The client's
+    /// copy is then taken to be the file as it is on disk: what a client loads, and what a
+    /// clean copy holds.
     async fn replace_all(&mut self, text: String) {
         if self.client_copy().is_none() && !self.client_has_it {
-            self.write_file(text).await;
-            return;
+            let path = self.path.clone();
+            let on_disk = tokio::task::spawn_blocking(move || std::fs::read(path)).await;
+            match on_disk {
+                Ok(Ok(bytes)) => self.model.set(String::from_utf8_lossy(&bytes).into_owned()),
+                _ => {
+                    self.write_file(text).await;
+                    return;
+                }
+            }
         }
         self.edit_model(Change::Whole(text)).await;
     }
@@ -632,12 +646,19 @@ impl Writer {
         if !session.features.show_document {
             return;
         }
-        let end = end_position(&self.model.text, self.state.encoding());
+        // The last line: past a final newline is no line to Neovim, whose showDocument then
+        // fails with "Cursor position outside buffer".
+        let text = &self.model.text;
+        let last = end_position(
+            text.strip_suffix('\n').unwrap_or(text),
+            self.state.encoding(),
+        );
+        let at = Position::new(last.line, 0);
         let params = ShowDocumentParams {
             uri,
             external: Some(false),
             take_focus: Some(true),
-            selection: Some(Range { start: end, end }),
+            selection: Some(Range { start: at, end: at }),
         };
         if let Ok(true) = self.state.client.show_document(params).await {
             self.client_has_it = true;
