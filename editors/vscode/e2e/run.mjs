@@ -624,7 +624,11 @@ try {
     return (await frame.locator('.turn.status-completed', { hasText: 'What does total return?' }).count()) > 0;
   }, 45_000, 100);
   await until('the transcript tab clean', async () => !/\bdirty\b/.test((await transcriptTab.getAttribute('class')) ?? ''), 5_000, 100)
-    .catch(() => fail('the transcript tab stayed dirty after the turn'));
+    .catch(async () => {
+      // What VS Code said (a failed save shows a toast) goes in the failure, for CI's log.
+      const toasts = (await page.locator('.notifications-toasts').allInnerTexts().catch(() => [])).join(' | ');
+      fail(`the transcript tab stayed dirty after the turn (notifications: ${toasts || 'none'})`);
+    });
   if (!fs.readFileSync(path.join(miraHome, 'conversation.md'), 'utf8').includes('What does total return?')) fail('the saved transcript lacks the last question');
   console.log(`e2e: the transcript tab was ${sawDirty ? 'briefly dirty while streaming, then saved' : 'never dirty'}`);
   await transcriptTab.click();

@@ -267,6 +267,50 @@ test('a transcript the server streamed into is saved once its edits settle, othe
   (vscode.workspace as any).textDocuments = [];
 });
 
+test('a transcript whose dirty state arrives after the turn ends is still saved; a failed save is tried again', async () => {
+  const { TranscriptSaver } = await import('../src/transcript');
+  let listener: ((e: any) => void) | undefined;
+  (vscode.workspace as any).onDidChangeTextDocument = (l: (e: any) => void) => ((listener = l), { dispose: () => (listener = undefined) });
+  const t = 'file:///d/mira/conversation.md';
+  let saves = 0;
+  let refuse = 0;
+  const doc = {
+    uri: { toString: () => t },
+    isDirty: false,
+    save: async () => {
+      saves++;
+      if (refuse > 0) return (refuse--, false);
+      doc.isDirty = false;
+      return true;
+    },
+  };
+  (vscode.workspace as any).textDocuments = [doc];
+  const saver = new TranscriptSaver(20);
+  saver.touched([t]);
+  await saver.flush(); // mira/turnFinished, before the extension host knows the edit made it dirty
+  assert.equal(saves, 0, 'a clean document is not saved');
+  doc.isDirty = true;
+  listener!({ document: doc, contentChanges: [] }); // the dirty state, late
+  await new Promise((r) => setTimeout(r, 60));
+  assert.equal(saves, 1, 'saved once the document turned dirty');
+  assert.equal(doc.isDirty, false);
+
+  refuse = 1;
+  doc.isDirty = true;
+  saver.touched([t]);
+  await new Promise((r) => setTimeout(r, 120));
+  assert.equal(saves, 3, 'a refused save is tried again');
+  assert.equal(doc.isDirty, false);
+
+  const other = { uri: { toString: () => 'file:///p/lib.rs' }, isDirty: true, save: async () => assert.fail('a file the server never edited is saved') };
+  listener!({ document: other, contentChanges: [] });
+  await new Promise((r) => setTimeout(r, 60));
+  saver.dispose();
+  assert.equal(listener, undefined, 'the watch ends with the saver');
+  delete (vscode.workspace as any).onDidChangeTextDocument;
+  (vscode.workspace as any).textDocuments = [];
+});
+
 test("context comes from the user's code only: output channels, settings, webviews and diffs are skipped", async () => {
   const { MiraClient, editorSpot, isUserCode } = await import('../src/client');
   const ed = (uri: string) => ({
