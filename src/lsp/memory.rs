@@ -266,7 +266,11 @@ pub async fn recall(state: &Arc<ServerState>, args: RecallArgs) -> Result<Option
             .collect();
         format!("Mira recalls: {}", top.join(" · "))
     };
-    state.show(MessageType::INFO, line);
+    // A client with Mira's notifications (VS Code, the Neovim plugin) lists the memories
+    // itself; a plain one (Helix) sees them only in this line.
+    if !state.config().config.notifications {
+        state.show(MessageType::INFO, line);
+    }
     to_any(&result)
 }
 

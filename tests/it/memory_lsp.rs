@@ -68,6 +68,9 @@ async fn exercise(s: &mut TestServer, sandbox: &Sandbox) {
         .unwrap();
     assert_eq!(r["memories"][0]["id"].as_i64().unwrap(), deploy_id);
     assert!(r["memories"][0]["score"].as_f64().unwrap() > 0.0);
+    // A plain client (Helix) reads what was recalled in the message line.
+    s.message_containing(&format!("Mira recalls: #{deploy_id} we deploy with ArgoCD"))
+        .await;
     let r = command(s, "mira.recall", json!([{"query": "parser", "limit": 1}]))
         .await
         .unwrap();
@@ -346,4 +349,63 @@ async fn a_new_window_lists_forgotten_memories_and_tasks() {
     );
     assert!(s.request("mira/tasks", json!({})).await.is_ok());
     assert_eq!(s.shutdown().await, 0);
+}
+
+/// VS Code and the Neovim plugin ask for Mira's notifications and list a recall's memories
+/// themselves: no message line repeats them.
+#[tokio::test]
+async fn a_client_with_mira_notifications_gets_no_recall_message() {
+    let sandbox = Sandbox::new();
+    let mut s = TestServer::in_process(&sandbox);
+    s.initialize(json!({
+        "processId": null,
+        "rootUri": sandbox.project_uri(),
+        "capabilities": {},
+        "initializationOptions": {"mira": {"notifications": true}},
+        "clientInfo": {"name": "mira-tests"}
+    }))
+    .await;
+    command(&mut s, "mira.remember", json!(["we deploy with ArgoCD"]))
+        .await
+        .unwrap();
+    let r = command(&mut s, "mira.recall", json!(["argocd"]))
+        .await
+        .unwrap();
+    assert_eq!(r["memories"][0]["body"], "we deploy with ArgoCD");
+    let r = command(&mut s, "mira.recall", json!(["nothing like it"]))
+        .await
+        .unwrap();
+    assert!(r["memories"].is_array(), "{r}");
+    // A message sent after the recalls has arrived: theirs would have too.
+    let r = command(
+        &mut s,
+        "mira.remember",
+        json!(["the staging cluster is eu-west"]),
+    )
+    .await
+    .unwrap();
+    s.message_containing(&format!("Remembered #{}", r["id"]))
+        .await;
+    let messages: Vec<String> = s
+        .notifications()
+        .iter()
+        .filter(|n| n["method"] == "window/showMessage")
+        .map(|n| {
+            n["params"]["message"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string()
+        })
+        .collect();
+    assert!(
+        messages.iter().any(|m| m.contains("Remembered #")),
+        "the first remember is still confirmed: {messages:?}"
+    );
+    assert!(
+        !messages
+            .iter()
+            .any(|m| m.starts_with("Mira recalls") || m.starts_with("Mira remembers nothing")),
+        "{messages:?}"
+    );
+    s.shutdown().await;
 }

@@ -336,6 +336,22 @@ impl TestServer {
         .unwrap_or_else(|| panic!("no {method} notification within {TIMEOUT:?}"))
     }
 
+    /// Wait for a `window/showMessage` whose text contains `text` (consumed).
+    pub async fn message_containing(&mut self, text: &str) -> Value {
+        let t = text.to_string();
+        self.wait_for(move |inbox| {
+            let i = inbox.notifications.iter().position(|n| {
+                n["method"] == "window/showMessage"
+                    && n["params"]["message"]
+                        .as_str()
+                        .is_some_and(|m| m.contains(&t))
+            })?;
+            Some(inbox.notifications.remove(i))
+        })
+        .await
+        .unwrap_or_else(|| panic!("no message containing {text:?} within {TIMEOUT:?}"))
+    }
+
     pub fn notifications(&self) -> Vec<Value> {
         self.inbox.lock().unwrap().notifications.clone()
     }
