@@ -114,10 +114,11 @@ fn main() {
     let ready = started.elapsed();
     let (hwm, rss, anon, file) = memory(&child);
     let per_million = hwm / (lines as f64 / 1e6);
-    let threads = std::env::var("RAYON_NUM_THREADS")
-        .ok()
-        .and_then(|t| t.parse::<usize>().ok())
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    // The pool `mira lsp` builds: RAYON_NUM_THREADS, else the cores up to the cap.
+    let threads = mira::index::crawl::parse_threads(
+        std::env::var("RAYON_NUM_THREADS").ok().as_deref(),
+        std::thread::available_parallelism().map_or(1, |n| n.get()),
+    );
     println!(
         "\n== mira lsp memory ({} lines in {} files, {} symbols; {threads} index threads; fresh MIRA_HOME) ==",
         lines, index["files"], index["symbols"]
