@@ -51,7 +51,8 @@ export class TranscriptSaver implements vscode.Disposable {
 
   touched(uris: string[]): void {
     const now = Date.now();
-    uris.forEach((u) => this.edited.set(u, now));
+    // A new edit from the server starts a new round of attempts.
+    uris.forEach((u) => (this.edited.set(u, now), this.failures.delete(u)));
     this.schedule(uris);
   }
 
