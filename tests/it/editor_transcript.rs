@@ -303,3 +303,171 @@ async fn a_fresh_server_edits_a_transcript_it_was_not_told_of_and_never_writes_u
     assert!(editor.text.contains("> question 1"), "{}", editor.text);
     server.shutdown().await;
 }
+
+/// A client like VS Code: it can show documents, and answers showDocument itself.
+async fn start_showing(sandbox: &Sandbox, mock: &MockLlm) -> TestServer {
+    let mut env = sandbox.env();
+    env.extend(mock.env().into_iter().map(|(k, v)| (k.to_string(), v)));
+    let mut server = TestServer::in_process_with_env(env, sandbox.project());
+    server
+        .initialize(json!({
+            "processId": null,
+            "rootUri": sandbox.project_uri(),
+            "capabilities": {
+                "general": {"positionEncodings": ["utf-16"]},
+                "window": {"showDocument": {"support": true}},
+                "workspace": {"workspaceEdit": {"documentChanges": true}, "applyEdit": true}
+            },
+            "clientInfo": {"name": "mira-tests"}
+        }))
+        .await;
+    server
+}
+
+async fn ask(server: &mut TestServer, n: usize) {
+    server
+        .request(
+            "workspace/executeCommand",
+            json!({"command": "mira.ask", "arguments": [format!("question {n}")]}),
+        )
+        .await
+        .unwrap();
+}
+
+/// The transcript on disk once `done` holds for it.
+async fn disk_when(
+    server: &mut TestServer,
+    file: &std::path::Path,
+    what: &str,
+    done: impl Fn(&str) -> bool,
+) -> String {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let text = std::fs::read_to_string(file).unwrap_or_default();
+        if done(&text) {
+            return text;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "{what} never reached the file:\n{text}"
+        );
+        // A request flushes our answers to the server's requests.
+        server
+            .request("mira/history", json!({"limit": 1}))
+            .await
+            .unwrap();
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+fn transcript_edits(server: &TestServer, uri: &str) -> Vec<Value> {
+    server
+        .server_requests()
+        .into_iter()
+        .filter(|r| {
+            r["method"] == "workspace/applyEdit"
+                && r["params"]["edit"]["documentChanges"][0]["textDocument"]["uri"] == uri
+        })
+        .collect()
+}
+
+/// VS Code's chat view shows the turns, and its extension declines the transcript's
+/// showDocument. Mira then writes the file and sends no edit: streamed into a copy no tab
+/// showed, edits left VS Code holding it unsaved, and a window reload during its save left
+/// that copy older than the file ("the content of the file is newer": unsaved for good).
+/// Opened mid-turn, the transcript gets the rest of the answer as edits (and the part it
+/// missed); closed again, it is Mira's file to write again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_transcript_no_editor_shows_is_written_and_one_opened_mid_turn_is_streamed_into() {
+    let sandbox = Sandbox::new();
+    let mock = MockLlm::start(Wire::Chat).await;
+    for n in 1..=3 {
+        mock.push(Reply::turn(Wire::Chat, &answer(n)).gap(Duration::from_millis(300)));
+    }
+    let mut server = start_showing(&sandbox, &mock).await;
+    server.decline_show_document();
+    let file = sandbox.mira_home().join("conversation.md");
+    let uri = format!("file://{}", file.display());
+
+    // Turn 1: no editor holds the transcript.
+    ask(&mut server, 1).await;
+    let disk = disk_when(&mut server, &file, "turn 1", |t| t.contains("_completed")).await;
+    assert_each_answer_once(&disk, 1);
+    assert!(
+        server
+            .server_requests()
+            .iter()
+            .any(|r| r["method"] == "window/showDocument"),
+        "the transcript was offered"
+    );
+    assert_eq!(transcript_edits(&server, &uri), Vec::<Value>::new());
+
+    // Turn 2: the editor opens the file once the question is in it, mid-turn.
+    ask(&mut server, 2).await;
+    let loaded = disk_when(&mut server, &file, "question 2", |t| {
+        t.contains("> question 2")
+    })
+    .await;
+    assert!(
+        !loaded.contains("Answer 2 ends."),
+        "the turn ended too soon to test:\n{loaded}"
+    );
+    let mut editor = Editor {
+        uri: uri.clone(),
+        text: loaded.clone(),
+        version: 0,
+        reporting: Reporting::Debounced(Duration::ZERO),
+        unreported: Vec::new(),
+        last_change: tokio::time::Instant::now(),
+    };
+    server.open(&uri, "markdown", &editor.text).await;
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    let mut seen = transcript_edits(&server, &uri).len();
+    while editor.text.matches("_completed").count() < 2 {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "turn 2 never reached the editor:\n{}",
+            editor.text
+        );
+        server.document_state(&uri).await;
+        let edits = transcript_edits(&server, &uri);
+        for r in &edits[seen..] {
+            let e = &r["params"]["edit"]["documentChanges"][0]["edits"][0];
+            editor.change(&e["range"], e["newText"].as_str().unwrap());
+        }
+        seen = edits.len();
+        editor.report(&mut server, false).await;
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_each_answer_once(&editor.text, 2);
+    assert_eq!(
+        std::fs::read_to_string(&file).unwrap(),
+        loaded,
+        "the file was written under the editor's copy"
+    );
+    editor.report(&mut server, true).await;
+    let (_, mira_view) = server.document_state(&uri).await;
+    assert_eq!(mira_view, editor.text, "Mira's document is the editor's");
+
+    // Turn 3: closed (unsaved, as a test editor may): the file is Mira's again.
+    server
+        .notify(
+            "textDocument/didClose",
+            json!({"textDocument": {"uri": uri}}),
+        )
+        .await;
+    let before = transcript_edits(&server, &uri).len();
+    ask(&mut server, 3).await;
+    let disk = disk_when(&mut server, &file, "turn 3", |t| {
+        t.matches("_completed").count() == 3
+    })
+    .await;
+    assert_each_answer_once(&disk, 3);
+    assert_eq!(
+        transcript_edits(&server, &uri).len(),
+        before,
+        "an edit after the close"
+    );
+    assert_eq!(mock.violations(), Vec::<String>::new());
+    server.shutdown().await;
+}

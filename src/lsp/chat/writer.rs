@@ -184,7 +184,12 @@ pub(super) struct Writer {
     model: Model,
     /// Whether the client has loaded the transcript (after showDocument or an applyEdit):
     /// from then on it changes only through edits, never by rewriting the file under it.
+    /// Cleared when the client closes it (see [`Writer::holds`]).
     client_has_it: bool,
+    /// Whether the client reported the transcript open when last looked at.
+    seen_open: bool,
+    /// Mira's copy has text the file on disk lacks: streamed while no client held it.
+    behind: bool,
     /// Turns started and not yet finished.
     live: std::collections::HashSet<String>,
     pending: Coalescer,
@@ -207,6 +212,8 @@ impl Writer {
             uri,
             model: Model::default(),
             client_has_it: false,
+            seen_open: false,
+            behind: false,
             live: Default::default(),
             pending: Coalescer::new(FLUSH_INTERVAL),
             progress: HashMap::new(),
@@ -270,6 +277,9 @@ impl Writer {
             Out::Note { text } => {
                 self.flush().await;
                 self.append(&text).await;
+                if self.delivery() == Delivery::Stream {
+                    self.catch_up_on_disk().await;
+                }
             }
         }
     }
@@ -287,9 +297,18 @@ impl Writer {
                     if self.delivery() == Delivery::DiskOnly {
                         self.write_file(text).await;
                     }
-                } else {
+                } else if self.holds() {
                     self.replace_all(text).await;
                     self.show().await;
+                } else {
+                    // Nobody holds it: the file is Mira's to write. The client then loads
+                    // it, or declines to (VS Code's chat view shows the turn instead), and
+                    // the answer streams into it only once it is loaded.
+                    self.model.set(text.clone());
+                    self.write_file(text.clone()).await;
+                    if self.show().await {
+                        self.replace_all(text).await;
+                    }
                 }
                 self.begin_progress(&turn, &question).await;
                 if self.notifications() {
@@ -350,7 +369,7 @@ impl Writer {
                             self.answer_without_edits(&turn, &o.text);
                         }
                     }
-                    Delivery::Stream => {}
+                    Delivery::Stream => self.catch_up_on_disk().await,
                 }
                 if let Some(p) = self.progress.remove(&turn) {
                     p.finish_with_message(o.status.as_str().to_string()).await;
@@ -416,6 +435,33 @@ impl Writer {
         }
     }
 
+    /// Whether the transcript is the client's: open in it (didOpen), shown by it, or — for a
+    /// client that cannot show documents — reached only through Mira's edits. Edits go only
+    /// to a transcript the client holds. Streamed into a document no editor shows, they made
+    /// VS Code keep a hidden, unsaved copy, and a window reload mid-save left that copy older
+    /// than the file ("the content of the file is newer"): unsaved for good.
+    fn holds(&mut self) -> bool {
+        let open = self.is_open();
+        if self.seen_open && !open {
+            // Closed by the user (didClose): a later turn must not reopen it behind their back.
+            self.client_has_it = false;
+        }
+        self.seen_open = open;
+        let shows = self
+            .state
+            .session()
+            .is_some_and(|s| s.features.show_document);
+        open || self.client_has_it || !shows
+    }
+
+    /// Writes what was streamed while no client held the transcript.
+    async fn catch_up_on_disk(&mut self) {
+        if self.behind && !self.holds() {
+            let text = self.model.text.clone();
+            self.write_file(text).await;
+        }
+    }
+
     fn is_open(&self) -> bool {
         self.uri
             .as_ref()
@@ -462,6 +508,8 @@ impl Writer {
         .await;
         if !matches!(written, Ok(Ok(()))) {
             tracing::warn!("cannot write the transcript {}", self.path.display());
+        } else if text == self.model.text {
+            self.behind = false;
         }
         if !self.client_has_it {
             self.model.set(text);
@@ -496,10 +544,19 @@ impl Writer {
     /// it (retrying only on `applied: false`), and keeps the copy in step.
     async fn edit_model(&mut self, change: Change) {
         for _ in 0..APPEND_ATTEMPTS {
-            self.model.reconcile(self.client_copy());
+            let client = self.client_copy();
+            // A whole-document edit spans the longer of the two copies: the client's may be
+            // an older state of Mira's (loaded from disk mid-turn) that reconcile keeps.
+            let client_end = client
+                .as_ref()
+                .map(|(_, t)| end_position(t, self.state.encoding()));
+            self.model.reconcile(client);
             let end = end_position(&self.model.text, self.state.encoding());
             let (range, new_text, after) = match &change {
-                Change::Whole(t) => (Range::new(Position::new(0, 0), end), t.clone(), t.clone()),
+                Change::Whole(t) => {
+                    let end = client_end.map_or(end, |c| c.max(end));
+                    (Range::new(Position::new(0, 0), end), t.clone(), t.clone())
+                }
                 Change::Append(c) => (
                     Range::new(end, end),
                     c.clone(),
@@ -538,9 +595,20 @@ impl Writer {
         if chunk.is_empty() {
             return;
         }
+        let text = format!("{}{chunk}", self.model.text);
         if self.delivery() != Delivery::Stream {
-            let text = format!("{}{chunk}", self.model.text);
             self.model.set(text);
+            return;
+        }
+        if !self.holds() {
+            self.model.set(text);
+            self.behind = true;
+            return;
+        }
+        if self.behind {
+            // The client loaded the file mid-turn: it lacks what streamed before.
+            self.behind = false;
+            self.edit_model(Change::Whole(text)).await;
             return;
         }
         self.edit_model(Change::Append(chunk.to_string())).await;
@@ -638,13 +706,16 @@ impl Writer {
 
     /// `window/showDocument` when the client advertises it, or is Helix (which handles it
     /// without advertising it).
-    async fn show(&mut self) {
+    /// Whether the client showed it.
+    async fn show(&mut self) -> bool {
         let Some(session) = self.state.session() else {
-            return;
+            return false;
         };
-        let Some(uri) = self.uri.clone() else { return };
+        let Some(uri) = self.uri.clone() else {
+            return false;
+        };
         if !session.features.show_document {
-            return;
+            return false;
         }
         // The last line: past a final newline is no line to Neovim, whose showDocument then
         // fails with "Cursor position outside buffer".
@@ -660,9 +731,11 @@ impl Writer {
             take_focus: Some(true),
             selection: Some(Range { start: at, end: at }),
         };
-        if let Ok(true) = self.state.client.show_document(params).await {
+        let shown = matches!(self.state.client.show_document(params).await, Ok(true));
+        if shown {
             self.client_has_it = true;
         }
+        shown
     }
 
     async fn begin_progress(&mut self, turn: &str, question: &str) {

@@ -164,6 +164,9 @@ struct Inbox {
     server_requests: Vec<Value>,
     /// Responses with `id: null` (errors for malformed input).
     null_id: Vec<Value>,
+    /// Answer `window/showDocument` with `success: false`, as VS Code's extension does for
+    /// the transcript while its chat view shows the turns.
+    declines_show_document: bool,
 }
 
 pub struct TestServer {
@@ -356,6 +359,11 @@ impl TestServer {
         self.inbox.lock().unwrap().notifications.clone()
     }
 
+    /// From now on, `window/showDocument` is declined (`success: false`).
+    pub fn decline_show_document(&self) {
+        self.inbox.lock().unwrap().declines_show_document = true;
+    }
+
     pub fn server_requests(&self) -> Vec<Value> {
         self.inbox.lock().unwrap().server_requests.clone()
     }
@@ -541,7 +549,9 @@ async fn read_loop<R: AsyncRead + Unpin>(
                 (Some(method), Some(id)) => {
                     let result = match method.as_str().unwrap_or("") {
                         "workspace/applyEdit" => json!({"applied": true}),
-                        "window/showDocument" => json!({"success": true}),
+                        "window/showDocument" => {
+                            json!({"success": !inbox.declines_show_document})
+                        }
                         "workspace/configuration" => json!([]),
                         _ => Value::Null,
                     };
