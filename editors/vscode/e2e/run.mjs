@@ -356,6 +356,13 @@ try {
     if (worst.chips > 1 || worst.words > 1 || worst.looks > 1) fail(`start ${i + 1}: while streaming an entry showed twice: ${JSON.stringify(worst)}`);
   }
   console.log(`e2e: ${STARTS} starts (${turnsAsked} with a turn opening the chat view) in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+  // No tab showed the transcript, so the server wrote it and sent it no edit: no unsaved copy
+  // of it for a reload to restore (that copy's next save failed, "the content of the file is
+  // newer").
+  if (await page.locator('.tab', { hasText: 'conversation.md' }).count()) fail('a conversation.md tab appeared during the starts (an unsaved copy restored by a reload)');
+  const lastAsked = `secret word? (start ${STARTS - 1 - ((STARTS - 1) % 2)})`;
+  await until('the last turn in conversation.md on disk', async () => fs.readFileSync(path.join(miraHome, 'conversation.md'), 'utf8').includes(lastAsked), 10_000, 100)
+    .catch(() => fail(`conversation.md on disk lacks "${lastAsked}"`));
   // Every server of those starts was stopped with shutdown and exit.
   await until('the last stop logged', async () => (serverLog().match(/language server stopped clean=/g) ?? []).length >= STARTS, 10_000, 200);
   const unclean = (serverLog().match(/language server stopped clean=false/g) ?? []).length;

@@ -232,9 +232,11 @@ export class MiraClient implements vscode.Disposable {
         window: {
           showDocument: async (params, token, next) => {
             // The chat view shows turns; the markdown transcript opens only when asked for.
+            // Declined, not faked: told it was not shown, the server writes the file instead of
+            // streaming edits into a copy no tab shows (which VS Code would keep unsaved).
             const transcript = params.uri.endsWith('/conversation.md');
             const wanted = vscode.workspace.getConfiguration('mira').get<boolean>('chat.openTranscript');
-            if (transcript && !params.external && !wanted && !this.openingTranscript) return { success: true };
+            if (transcript && !params.external && !wanted && !this.openingTranscript) return { success: false };
             return next(params, token);
           },
         },

@@ -1,7 +1,9 @@
 // The markdown transcript (`<data dir>/conversation.md`) is a view the server regenerates from
-// SQLite and streams into with `workspace/applyEdit`. Left alone, VS Code shows that tab dirty
-// for the whole turn and asks to save it on close; the file on disk is the server's to write
-// only while no editor holds it. So once the server's edits settle, the extension saves it.
+// SQLite. While no tab shows it (the chat view declines the server's showDocument) the server
+// writes the file; once a tab shows it, the server streams into it with `workspace/applyEdit`.
+// Left alone, VS Code shows that tab dirty for the whole turn and asks to save it on close; the
+// file on disk is the server's to write only while no editor holds it. So once the server's
+// edits settle, the extension saves it.
 import * as vscode from 'vscode';
 
 /** The transcript files a `workspace/applyEdit` touches (its `documentChanges` or `changes`). */
