@@ -10,6 +10,9 @@
 //! keystroke the bench waits for the pending parse and checks the symbols equal a full
 //! walk of the document's tree.
 //!
+//! `BENCH_TYPING_GAP_MS` waits that long before each keystroke (default: none, back to
+//! back): with a gap, background parses land between keystrokes, as when a person types.
+//!
 //! cargo run --release --example bench_typing -- FILE [FILE...]
 
 // The binary's allocator (src/main.rs), so the library is measured as `mira` runs it.
@@ -154,7 +157,14 @@ fn bench(path: &Path, budget: ParseBudget) {
         let mut pending = 0;
         let mut slow = Vec::new();
         let mut offset = at;
+        let gap = std::env::var("BENCH_TYPING_GAP_MS")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .map(Duration::from_millis);
         for (v, ch) in snip.chars().enumerate() {
+            if let Some(gap) = gap {
+                std::thread::sleep(gap);
+            }
             installs.extend(bg.install(&mut live, false));
             let pos = byte_to_position(doc.rope(), offset, enc);
             let mut buf = [0u8; 4];
