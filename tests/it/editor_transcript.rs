@@ -53,6 +53,17 @@ struct Editor {
 }
 
 impl Editor {
+    fn new(uri: &str, text: &str, reporting: Reporting) -> Editor {
+        Editor {
+            uri: uri.into(),
+            text: text.into(),
+            version: 0,
+            reporting,
+            unreported: Vec::new(),
+            last_change: tokio::time::Instant::now(),
+        }
+    }
+
     /// Apply one change to the buffer (reported later).
     fn change(&mut self, range: &Value, new_text: &str) {
         let a = offset(
@@ -91,7 +102,9 @@ impl Editor {
     }
 }
 
-async fn start(sandbox: &Sandbox, mock: &MockLlm) -> TestServer {
+/// A client like Neovim 0.7 (`shows: false`: no showDocument) or like VS Code and Neovim
+/// 0.8+ (`shows: true`).
+async fn start_client(sandbox: &Sandbox, mock: &MockLlm, shows: bool) -> TestServer {
     let mut env = sandbox.env();
     env.extend(mock.env().into_iter().map(|(k, v)| (k.to_string(), v)));
     let mut server = TestServer::in_process_with_env(env, sandbox.project());
@@ -101,12 +114,17 @@ async fn start(sandbox: &Sandbox, mock: &MockLlm) -> TestServer {
             "rootUri": sandbox.project_uri(),
             "capabilities": {
                 "general": {"positionEncodings": ["utf-16"]},
+                "window": {"showDocument": {"support": shows}},
                 "workspace": {"workspaceEdit": {"documentChanges": true}, "applyEdit": true}
             },
             "clientInfo": {"name": "mira-tests"}
         }))
         .await;
     server
+}
+
+async fn start(sandbox: &Sandbox, mock: &MockLlm) -> TestServer {
+    start_client(sandbox, mock, false).await
 }
 
 fn answer(n: usize) -> Turn {
@@ -131,14 +149,7 @@ async fn run_turns(reporting: Reporting, turns: usize, type_at: Option<usize>) -
         "file://{}",
         sandbox.mira_home().join("conversation.md").display()
     );
-    let mut editor = Editor {
-        uri: uri.clone(),
-        text: "# my notes\n".into(),
-        version: 0,
-        reporting,
-        unreported: Vec::new(),
-        last_change: tokio::time::Instant::now(),
-    };
+    let mut editor = Editor::new(&uri, "# my notes\n", reporting);
     server.open(&uri, "markdown", &editor.text).await;
     let (mut seen, mut appends) = (0, 0);
     for n in 1..=turns {
@@ -240,14 +251,7 @@ async fn a_fresh_server_edits_a_transcript_it_was_not_told_of_and_never_writes_u
     let mut server = start(&sandbox, &mock).await;
     let uri = format!("file://{}", file.display());
     // The editor holds the file as it is on disk, and has not said so.
-    let mut editor = Editor {
-        uri,
-        text: earlier.into(),
-        version: 0,
-        reporting: Reporting::Debounced(Duration::ZERO),
-        unreported: Vec::new(),
-        last_change: tokio::time::Instant::now(),
-    };
+    let mut editor = Editor::new(&uri, earlier, Reporting::Debounced(Duration::ZERO));
     server
         .request(
             "workspace/executeCommand",
@@ -302,26 +306,6 @@ async fn a_fresh_server_edits_a_transcript_it_was_not_told_of_and_never_writes_u
     assert_each_answer_once(&editor.text, 1);
     assert!(editor.text.contains("> question 1"), "{}", editor.text);
     server.shutdown().await;
-}
-
-/// A client like VS Code: it can show documents, and answers showDocument itself.
-async fn start_showing(sandbox: &Sandbox, mock: &MockLlm) -> TestServer {
-    let mut env = sandbox.env();
-    env.extend(mock.env().into_iter().map(|(k, v)| (k.to_string(), v)));
-    let mut server = TestServer::in_process_with_env(env, sandbox.project());
-    server
-        .initialize(json!({
-            "processId": null,
-            "rootUri": sandbox.project_uri(),
-            "capabilities": {
-                "general": {"positionEncodings": ["utf-16"]},
-                "window": {"showDocument": {"support": true}},
-                "workspace": {"workspaceEdit": {"documentChanges": true}, "applyEdit": true}
-            },
-            "clientInfo": {"name": "mira-tests"}
-        }))
-        .await;
-    server
 }
 
 async fn ask(server: &mut TestServer, n: usize) {
@@ -384,7 +368,7 @@ async fn a_transcript_no_editor_shows_is_written_and_one_opened_mid_turn_is_stre
     for n in 1..=3 {
         mock.push(Reply::turn(Wire::Chat, &answer(n)).gap(Duration::from_millis(300)));
     }
-    let mut server = start_showing(&sandbox, &mock).await;
+    let mut server = start_client(&sandbox, &mock, true).await;
     server.decline_show_document();
     let file = sandbox.mira_home().join("conversation.md");
     let uri = format!("file://{}", file.display());
@@ -412,14 +396,7 @@ async fn a_transcript_no_editor_shows_is_written_and_one_opened_mid_turn_is_stre
         !loaded.contains("Answer 2 ends."),
         "the turn ended too soon to test:\n{loaded}"
     );
-    let mut editor = Editor {
-        uri: uri.clone(),
-        text: loaded.clone(),
-        version: 0,
-        reporting: Reporting::Debounced(Duration::ZERO),
-        unreported: Vec::new(),
-        last_change: tokio::time::Instant::now(),
-    };
+    let mut editor = Editor::new(&uri, &loaded, Reporting::Debounced(Duration::ZERO));
     server.open(&uri, "markdown", &editor.text).await;
     let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
     let mut seen = transcript_edits(&server, &uri).len();

@@ -277,9 +277,7 @@ impl Writer {
             Out::Note { text } => {
                 self.flush().await;
                 self.append(&text).await;
-                if self.delivery() == Delivery::Stream {
-                    self.catch_up_on_disk().await;
-                }
+                self.catch_up_on_disk().await;
             }
         }
     }
@@ -304,7 +302,6 @@ impl Writer {
                     // Nobody holds it: the file is Mira's to write. The client then loads
                     // it, or declines to (VS Code's chat view shows the turn instead), and
                     // the answer streams into it only once it is loaded.
-                    self.model.set(text.clone());
                     self.write_file(text.clone()).await;
                     if self.show().await {
                         self.replace_all(text).await;
@@ -454,7 +451,8 @@ impl Writer {
         open || self.client_has_it || !shows
     }
 
-    /// Writes what was streamed while no client held the transcript.
+    /// Writes what was streamed while no client held the transcript (only [`Delivery::Stream`]
+    /// streams so).
     async fn catch_up_on_disk(&mut self) {
         if self.behind && !self.holds() {
             let text = self.model.text.clone();
@@ -508,7 +506,8 @@ impl Writer {
         .await;
         if !matches!(written, Ok(Ok(()))) {
             tracing::warn!("cannot write the transcript {}", self.path.display());
-        } else if text == self.model.text {
+        } else if !self.client_has_it || text == self.model.text {
+            // The file now has everything Mira's copy has.
             self.behind = false;
         }
         if !self.client_has_it {
@@ -705,8 +704,7 @@ impl Writer {
     }
 
     /// `window/showDocument` when the client advertises it, or is Helix (which handles it
-    /// without advertising it).
-    /// Whether the client showed it.
+    /// without advertising it); whether the client showed it.
     async fn show(&mut self) -> bool {
         let Some(session) = self.state.session() else {
             return false;
