@@ -8,6 +8,7 @@
 
 mod background;
 mod combine;
+mod deadline;
 
 pub use background::{JobId, ParseBudget, ParseJob, Parsed};
 
@@ -17,10 +18,11 @@ use super::model::{FileSymbols, Span};
 use super::parse::with_parser;
 use super::registry::Lang;
 use crate::documents::TextEdit;
-use background::parse_within;
 use combine::combine;
+use deadline::parse_by;
 use ropey::Rope;
 use std::collections::HashMap;
+use std::sync::Arc;
 use tree_sitter::{InputEdit, Node, Point, Tree};
 
 /// Top-level regions smaller than this are simply walked again.
@@ -42,12 +44,17 @@ pub struct OpenDoc {
     pub lang: Lang,
     pub version: i32,
     pub rope: Rope,
-    text: Vec<u8>,
+    text: Arc<Vec<u8>>,
     tree: Tree,
     pub symbols: FileSymbols,
     budget: ParseBudget,
     /// Set while the tree is behind the text (a reparse ran out of budget).
     pending: Option<Pending>,
+    /// The last background parse took longer than the budget: keystrokes do not try
+    /// until one is quicker. In effect's `stream.ts` every reparse redoes its error
+    /// recovery (3 ms at best, wherever the edit is), so each try would only hold up the
+    /// keystroke and the requests behind it.
+    reparse_slow: bool,
 }
 
 /// How an update was done (for tests and the benchmark).
@@ -151,6 +158,16 @@ fn had_error_over(tree: &Tree, start: usize, end: usize) -> bool {
     false
 }
 
+/// How much of the text lies in top-level items that hold a parse error.
+fn bytes_in_error(tree: &Tree) -> usize {
+    let root = tree.root_node();
+    let mut cursor = root.walk();
+    root.children(&mut cursor)
+        .filter(|c| c.has_error())
+        .map(|c| c.end_byte() - c.start_byte())
+        .sum()
+}
+
 fn root_items(tree: &Tree) -> Vec<(usize, usize)> {
     let root = tree.root_node();
     let mut cursor = root.walk();
@@ -161,7 +178,7 @@ fn root_items(tree: &Tree) -> Vec<(usize, usize)> {
 
 impl OpenDoc {
     pub fn open(lang: Lang, version: i32, rope: Rope) -> Option<OpenDoc> {
-        let text = rope_bytes(&rope);
+        let text = Arc::new(rope_bytes(&rope));
         let tree = parse(lang, &text, None)?;
         let symbols = extract(lang, &tree, &text);
         Some(OpenDoc {
@@ -173,6 +190,7 @@ impl OpenDoc {
             symbols,
             budget: ParseBudget::Wait,
             pending: None,
+            reparse_slow: false,
         })
     }
 
@@ -201,7 +219,7 @@ impl OpenDoc {
     pub fn apply(&mut self, version: i32, edits: &[TextEdit], rope: Rope) -> UpdateKind {
         self.version = version;
         self.rope = rope;
-        self.text = rope_bytes(&self.rope);
+        self.text = Arc::new(rope_bytes(&self.rope));
         for e in edits {
             self.tree.edit(&input_edit(e));
         }
@@ -212,11 +230,21 @@ impl OpenDoc {
                 job.since = Some(job.since.map_or(c, |j| combine(&j, &c)));
             }
         }
-        match parse_within(self.lang, &self.text, &self.tree, self.retry_budget()) {
+        let parsed = match self.retry_budget() {
+            Some(budget) => {
+                let parsed = parse_by(self.lang, &self.text, &self.tree, budget);
+                if let (None, Some(p)) = (&parsed, &mut self.pending) {
+                    p.retried = p.job.is_some();
+                }
+                parsed
+            }
+            None => None,
+        };
+        match parsed {
             Some(new_tree) => match self.pending.take() {
                 // Caught up: splice against the last exact symbols with every edit since.
                 Some(p) => {
-                    self.symbols = p.exact;
+                    self.symbols = Arc::unwrap_or_clone(p.exact);
                     self.install_tree(new_tree, &p.since, p.job)
                 }
                 None => match edits {
@@ -233,13 +261,20 @@ impl OpenDoc {
         }
     }
 
-    /// While a background parse is in flight, a keystroke only tries briefly: the text is
-    /// usually still as costly to parse (an opened string), and the job will catch up;
+    /// While a background parse is in flight, a keystroke only tries briefly, and only
+    /// once until the job lands: the text is usually still as costly to parse (an opened
+    /// string, or an edit that touches a large item's end), and the job will catch up;
     /// what succeeds in the shorter time is the cheap case (the string closed again).
-    fn retry_budget(&self) -> ParseBudget {
+    /// A failed try is not cheap: tree-sitter checks its deadline every 100 operations,
+    /// and in error recovery those can take 3–4 ms past it. `None`: do not try.
+    fn retry_budget(&self) -> Option<ParseBudget> {
         match (self.budget, &self.pending) {
-            (ParseBudget::Within(d), Some(p)) if p.job.is_some() => ParseBudget::Within(d / 3),
-            (budget, _) => budget,
+            (ParseBudget::Within(_), _) if self.reparse_slow => None,
+            (ParseBudget::Within(_), Some(p)) if p.retried => None,
+            (ParseBudget::Within(d), Some(p)) if p.job.is_some() => {
+                Some(ParseBudget::Within(d / 3))
+            }
+            (budget, _) => Some(budget),
         }
     }
 
@@ -264,9 +299,10 @@ impl OpenDoc {
                 // exact symbols and `e` are relative to) and answer shifted.
                 self.symbols = rebuild(exact.clone(), e, (0, 0), |_| FileSymbols::default());
                 self.pending = Some(Pending {
-                    exact,
+                    exact: Arc::new(exact),
                     since: *e,
                     job,
+                    retried: false,
                 });
                 UpdateKind::Pending
             }
@@ -282,9 +318,10 @@ impl OpenDoc {
         };
         if self.pending.is_none() {
             self.pending = Some(Pending {
-                exact: self.symbols.clone(),
+                exact: Arc::new(self.symbols.clone()),
                 since: change,
                 job: None,
+                retried: false,
             });
         }
         let old = std::mem::take(&mut self.symbols);
@@ -301,7 +338,7 @@ impl OpenDoc {
             self.version,
             self.text.clone(),
             self.tree.clone(),
-            p.exact.clone(),
+            Arc::clone(&p.exact),
             p.since,
         );
         p.job = Some(InFlight {
@@ -318,6 +355,8 @@ impl OpenDoc {
     pub fn install(&mut self, parsed: Parsed) -> Option<UpdateKind> {
         let p = self.pending.as_mut()?;
         let job = p.job.take_if(|j| j.id == parsed.id)?;
+        p.retried = false;
+        self.reparse_slow = matches!(self.budget, ParseBudget::Within(d) if parsed.parsed_in > d);
         let Some(mut tree) = parsed.tree else {
             return Some(UpdateKind::Pending);
         };
@@ -328,27 +367,40 @@ impl OpenDoc {
             return Some(UpdateKind::Full);
         };
         tree.edit(&input_edit(&since));
+        // The job's tree becomes the base of the next parses (this catch-up, the
+        // keystrokes' retries and the next job) unless more of it is in error than the
+        // current base: tree-sitter reuses nothing built by error recovery, so from a tree
+        // parsed while a `"""` swallowed the rest of the file, closing it again costs a full
+        // reparse, while from the tree before it opened it costs the edit.
+        let from_job = bytes_in_error(&tree) <= bytes_in_error(&self.tree);
+        if from_job {
+            p.exact = Arc::new(parsed.symbols);
+            p.since = since;
+            self.tree = tree;
+        }
         // The actor answers the editor: catching up here only gets the short retry budget,
-        // and a text that is still costly to parse goes back to the background.
+        // and a text that is still costly to parse goes back to the background. A job
+        // whose own parse took longer than that says so before trying: in effect's
+        // `stream.ts` every reparse redoes its error recovery (3 ms wherever the edit is),
+        // and a futile try would hold each request behind an install. The keystrokes then
+        // wait for the next job too.
         let budget = match self.budget {
             ParseBudget::Within(d) => ParseBudget::Within(d / 3),
             wait => wait,
         };
-        match parse_within(self.lang, &self.text, &tree, budget) {
-            Some(new_tree) => {
-                self.pending = None;
-                self.tree = tree;
-                self.symbols = parsed.symbols;
-                Some(self.install_tree(new_tree, &since, None))
-            }
-            None => {
-                // A better base for the next job than the old one; the answer stays shifted.
-                p.exact = parsed.symbols;
-                p.since = since;
-                self.tree = tree;
-                Some(UpdateKind::Pending)
-            }
+        if let ParseBudget::Within(d) = budget
+            && from_job
+            && parsed.parsed_in > d
+        {
+            p.retried = true;
+            return Some(UpdateKind::Pending);
         }
+        let Some(new_tree) = parse_by(self.lang, &self.text, &self.tree, budget) else {
+            return Some(UpdateKind::Pending);
+        };
+        let p = self.pending.take()?;
+        self.symbols = Arc::unwrap_or_clone(p.exact);
+        Some(self.install_tree(new_tree, &p.since, None))
     }
 
     fn reparse_fully(&mut self) -> UpdateKind {
@@ -731,10 +783,14 @@ struct Region<'t> {
 /// What a document whose reparse ran out of budget keeps.
 struct Pending {
     /// The symbols of the last finished parse, and every edit since as one: what the
-    /// parse that catches up is spliced against.
-    exact: FileSymbols,
+    /// parse that catches up is spliced against. Shared with the job in flight, which
+    /// copies them on its own thread (thousands of references: a millisecond a copy).
+    exact: Arc<FileSymbols>,
     since: TextEdit,
     job: Option<InFlight>,
+    /// A keystroke's reparse ran out while `job` was in flight, or the last job said a
+    /// catch-up would: keystrokes do not try again until the job lands.
+    retried: bool,
 }
 
 /// The background parse of a pending document.

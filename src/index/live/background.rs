@@ -16,6 +16,7 @@ use crate::index::model::FileSymbols;
 use crate::index::parse::with_parser;
 use crate::index::registry::Lang;
 use std::ops::ControlFlow;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 use tree_sitter::{ParseOptions, ParseState, Tree};
@@ -160,9 +161,9 @@ pub struct ParseJob {
     pub id: JobId,
     pub version: i32,
     lang: Lang,
-    text: Vec<u8>,
+    text: Arc<Vec<u8>>,
     tree: Tree,
-    exact: FileSymbols,
+    exact: Arc<FileSymbols>,
     since: TextEdit,
 }
 
@@ -174,15 +175,18 @@ pub struct Parsed {
     pub(super) symbols: FileSymbols,
     /// How the symbols were made: spliced (and how much was walked) or a full walk.
     pub kind: UpdateKind,
+    /// How long the parse took: what a catch-up from this tree is likely to cost too
+    /// when the cost is the file's own (error recovery redone wherever the edit is).
+    pub(super) parsed_in: Duration,
 }
 
 impl ParseJob {
     pub(super) fn new(
         lang: Lang,
         version: i32,
-        text: Vec<u8>,
+        text: Arc<Vec<u8>>,
         tree: Tree,
-        exact: FileSymbols,
+        exact: Arc<FileSymbols>,
         since: TextEdit,
     ) -> ParseJob {
         ParseJob {
@@ -202,14 +206,18 @@ impl ParseJob {
     /// over the budget (effect's `stream.ts`: 3 ms at best, so each keystroke queued a
     /// parse and a walk of 125k nodes).
     pub fn run(self) -> Parsed {
-        let tree = with_parser(self.lang, |p| p.parse(&self.text, Some(&self.tree)));
+        let started = Instant::now();
+        let tree = with_parser(self.lang, |p| {
+            p.parse(self.text.as_slice(), Some(&self.tree))
+        });
+        let parsed_in = started.elapsed();
         let (symbols, kind) = match &tree {
             Some(new) => {
                 let base = Base {
                     lang: self.lang,
                     text: &self.text,
                     tree: &self.tree,
-                    symbols: self.exact,
+                    symbols: Arc::unwrap_or_clone(self.exact),
                 };
                 match base.splice(new, &self.since, false) {
                     Ok(spliced) => spliced,
@@ -225,6 +233,7 @@ impl ParseJob {
             tree,
             symbols,
             kind,
+            parsed_in,
         }
     }
 }

@@ -794,6 +794,54 @@ fn a_background_parse_walks_only_what_changed() {
     assert!(!walked.contains(&UpdateKind::Full), "{walked:?}");
 }
 
+/// A background parse that ran while a `"""` was open comes back after the quote was
+/// closed again. Its tree holds error recovery from the quote to the end of the file, which
+/// tree-sitter cannot reuse, so it must not become the base the catch-up parses from: from
+/// the tree before the quote, closing it costs the edit (and the walk is the one line),
+/// where from the job's tree it is a whole-file reparse whose every item changed.
+#[test]
+fn a_job_parsed_while_a_string_was_open_is_not_the_base_once_it_closes() {
+    let src = polytools_like(600);
+    let lang = Lang::for_path(Path::new("a.py")).unwrap();
+    let mut doc = Document::new(&src, 1, "x");
+    let mut live = OpenDoc::open(lang, 1, doc.rope().clone()).unwrap();
+    // Every keystroke runs over: the text is typed with the parse pending throughout.
+    live.set_parse_budget(tiny());
+    // On the blank line after the import.
+    let at = src.find("\n\n").unwrap() + 1;
+    let mut version = 1;
+    let mut type_at = |live: &mut OpenDoc, offset: usize, text: &str| {
+        for (i, ch) in text.chars().enumerate() {
+            version += 1;
+            let edit = doc.replace(offset + i..offset + i, &ch.to_string());
+            assert_eq!(
+                live.apply(version, &[edit], doc.rope().clone()),
+                UpdateKind::Pending
+            );
+        }
+    };
+    type_at(&mut live, at, "x = \"\"\"");
+    let job = live.parse_job().expect("a job for the open string");
+    type_at(&mut live, at + 7, "\"\"\"\n");
+    // Time is not what this checks: with a budget every parse here fits in, the base
+    // shows in what the catch-up walks.
+    live.set_parse_budget(ParseBudget::from_ms(60_000));
+    let parsed = job.run();
+    assert!(
+        matches!(parsed.kind, UpdateKind::Spliced { walked_bytes } if walked_bytes > src.len() / 2),
+        "the open string swallowed the file: {:?}",
+        parsed.kind
+    );
+    let caught_up = live.install(parsed);
+    assert!(
+        matches!(caught_up, Some(UpdateKind::Spliced { walked_bytes }) if walked_bytes < 1024),
+        "the catch-up parsed from the job's error-recovery tree: {caught_up:?}"
+    );
+    assert!(!live.is_pending());
+    assert_eq!(live.symbols, extract(lang, live.tree(), live.text()));
+    assert!(live.symbols.symbols.iter().any(|s| s.name == "f599"));
+}
+
 fn polytools_like(n: usize) -> String {
     let mut s = String::from("import os\n\n");
     for i in 0..n {
