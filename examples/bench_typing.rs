@@ -10,6 +10,8 @@
 //! keystroke the bench waits for the pending parse and checks the symbols equal a full
 //! walk of the document's tree.
 //!
+//! `BENCH_TYPING_TRACE=1` prints every keystroke's time and how it was answered.
+//!
 //! `BENCH_TYPING_GAP_MS` waits that long before each keystroke (default: none, back to
 //! back): with a gap, background parses land between keystrokes, as when a person types.
 //!
@@ -22,7 +24,7 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use mira::documents::{Document, PositionEncoding, byte_to_position};
 use mira::index::Lang;
 use mira::index::extract::extract;
-use mira::index::live::{OpenDoc, ParseBudget, Parsed, UpdateKind};
+use mira::index::live::{OpenDoc, ParseBudget, ParseJob, Parsed, UpdateKind};
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::mpsc;
@@ -90,20 +92,41 @@ fn main() {
     }
 }
 
-/// The owner's side of background parsing: jobs run on their own threads, each result
-/// installed when it is back (a stale one is dropped by `install`).
+/// The owner's side of background parsing, as the server has it: one `mira-parse` thread at
+/// the background's priority runs the jobs in turn, each result installed when it is back
+/// (a stale one is dropped by `install`).
 struct Background {
     done: mpsc::Receiver<Parsed>,
-    tx: mpsc::Sender<Parsed>,
+    jobs: mpsc::Sender<ParseJob>,
     in_flight: usize,
 }
 
 impl Background {
+    fn new() -> Background {
+        let (tx, done) = mpsc::channel();
+        let (jobs, queue) = mpsc::channel::<ParseJob>();
+        std::thread::Builder::new()
+            .name("mira-parse".into())
+            .spawn(move || {
+                mira::index::priority::background();
+                for job in queue {
+                    if tx.send(job.run()).is_err() {
+                        break;
+                    }
+                }
+            })
+            .expect("a thread");
+        Background {
+            done,
+            jobs,
+            in_flight: 0,
+        }
+    }
+
     fn submit(&mut self, live: &mut OpenDoc) {
         if let Some(job) = live.parse_job() {
-            let tx = self.tx.clone();
             self.in_flight += 1;
-            std::thread::spawn(move || tx.send(job.run()));
+            self.jobs.send(job).expect("the parse thread");
         }
     }
 
@@ -145,12 +168,7 @@ fn bench(path: &Path, budget: ParseBudget) {
         let mut doc = Document::new(&text, 0, lang.name());
         let mut live = OpenDoc::open(lang, 0, doc.rope().clone()).unwrap();
         live.set_parse_budget(budget);
-        let (tx, done) = mpsc::channel();
-        let mut bg = Background {
-            done,
-            tx,
-            in_flight: 0,
-        };
+        let mut bg = Background::new();
         let enc = PositionEncoding::Utf16;
         let mut times = Vec::new();
         let mut installs = Vec::new();
@@ -161,6 +179,7 @@ fn bench(path: &Path, budget: ParseBudget) {
             .ok()
             .and_then(|v| v.parse().ok())
             .map(Duration::from_millis);
+        let trace = std::env::var_os("BENCH_TYPING_TRACE").is_some();
         for (v, ch) in snip.chars().enumerate() {
             if let Some(gap) = gap {
                 std::thread::sleep(gap);
@@ -175,6 +194,9 @@ fn bench(path: &Path, budget: ParseBudget) {
             let published = Arc::new(live.symbols.clone());
             times.push(t.elapsed());
             slow.push((t.elapsed(), v, ch, kind));
+            if trace {
+                println!("    keystroke {v:>2} {ch:?}: {} {kind:?}", ms(t.elapsed()));
+            }
             std::hint::black_box(published);
             pending += usize::from(kind == UpdateKind::Pending);
             bg.submit(&mut live);

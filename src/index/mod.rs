@@ -14,7 +14,7 @@ pub mod live;
 pub mod model;
 pub mod offline;
 pub mod parse;
-mod priority;
+pub mod priority;
 mod refs_text;
 mod registry;
 pub mod search;
