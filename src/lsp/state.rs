@@ -77,6 +77,8 @@ pub(super) enum ChatOut {
         text: String,
     },
     Open,
+    /// The client closed this document (didClose); the writer's if it is the transcript.
+    Closed(Uri),
 }
 
 /// The index's place in the server state (`lsp/symbols.rs` starts it).

@@ -51,10 +51,12 @@ pub fn did_save(state: &ServerState, params: DidSaveTextDocumentParams) {
 }
 
 pub fn did_close(state: &ServerState, params: DidCloseTextDocumentParams) {
-    let event = state.documents().close(&params.text_document.uri);
+    let uri = &params.text_document.uri;
+    let event = state.documents().close(uri);
     if let Some(event) = event {
         state.publish(event);
     }
+    state.chat.closed(uri);
 }
 
 #[derive(Debug, Deserialize)]

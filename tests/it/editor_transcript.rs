@@ -448,3 +448,87 @@ async fn a_transcript_no_editor_shows_is_written_and_one_opened_mid_turn_is_stre
     assert_eq!(mock.violations(), Vec::<String>::new());
     server.shutdown().await;
 }
+
+/// Neovim shows the transcript when asked (`mira.openConversation`), and the user may close
+/// it again before any turn. The next turn must not edit the closed document: Neovim applies
+/// such an edit by loading the file into a hidden buffer and modifying it, unsaved. The turn
+/// writes the file with the question in it and shows it again; the edits follow the show.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_transcript_shown_and_closed_before_any_turn_gets_no_edit_until_shown_again() {
+    let sandbox = Sandbox::new();
+    let mock = MockLlm::start(Wire::Chat).await;
+    mock.push(Reply::turn(Wire::Chat, &answer(1)));
+    let mut server = start_client(&sandbox, &mock, true).await;
+    let file = sandbox.mira_home().join("conversation.md");
+    let uri = format!("file://{}", file.display());
+    let shows = |server: &TestServer| {
+        server
+            .server_requests()
+            .iter()
+            .filter(|r| r["method"] == "window/showDocument")
+            .count()
+    };
+
+    server
+        .request(
+            "workspace/executeCommand",
+            json!({"command": "mira.openConversation"}),
+        )
+        .await
+        .unwrap();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    while shows(&server) == 0 {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the transcript was never shown"
+        );
+        server
+            .request("mira/history", json!({"limit": 1}))
+            .await
+            .unwrap();
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    // The editor loads the file it was shown, and the user closes it at once.
+    let shown = std::fs::read_to_string(&file).expect("the transcript was written to be shown");
+    server.open(&uri, "markdown", &shown).await;
+    server
+        .request("mira/history", json!({"limit": 1}))
+        .await
+        .unwrap();
+    server
+        .notify(
+            "textDocument/didClose",
+            json!({"textDocument": {"uri": uri}}),
+        )
+        .await;
+    let closed_at = server.server_requests().len();
+
+    ask(&mut server, 1).await;
+    while shows(&server) < 2 {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "turn 1 never showed the transcript"
+        );
+        server
+            .request("mira/history", json!({"limit": 1}))
+            .await
+            .unwrap();
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let since: Vec<String> = server.server_requests()[closed_at..]
+        .iter()
+        .map(|r| r["method"].as_str().unwrap_or_default().to_string())
+        .collect();
+    let show = since.iter().position(|m| m == "window/showDocument");
+    let edit = since.iter().position(|m| m == "workspace/applyEdit");
+    assert!(
+        edit.is_none_or(|e| Some(e) > show),
+        "an edit to the closed transcript before it was shown again: {since:?}"
+    );
+    let disk = std::fs::read_to_string(&file).unwrap();
+    assert!(
+        disk.contains("> question 1"),
+        "the shown file lacks the question:\n{disk}"
+    );
+    server.shutdown().await;
+}

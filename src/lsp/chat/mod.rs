@@ -52,6 +52,16 @@ impl Chat {
         })
     }
 
+    /// didClose of `uri`, for the writer if it runs. The writer cannot tell a close from its
+    /// own polls: a transcript shown, opened and closed before any turn looked like one the
+    /// client still held, and the next answer went to it as edits. Neovim then loads it into
+    /// a hidden, modified buffer that blocks `:qa`.
+    pub(super) fn closed(&self, uri: &Uri) {
+        if let Some(tx) = self.writer.get() {
+            let _ = tx.send(Out::Closed(uri.clone()));
+        }
+    }
+
     fn writer(&self, state: &Arc<ServerState>) -> mpsc::UnboundedSender<Out> {
         self.writer
             .get_or_init(|| {

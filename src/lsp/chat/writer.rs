@@ -273,6 +273,12 @@ impl Writer {
                 }
                 self.show().await;
             }
+            Out::Closed(uri) => {
+                if self.uri.as_ref() == Some(&uri) {
+                    self.client_has_it = false;
+                    self.seen_open = false;
+                }
+            }
             Out::Event { turn, event } => self.event(turn, event).await,
             Out::Note { text } => {
                 self.flush().await;
