@@ -6,6 +6,7 @@ mod capabilities;
 mod chat;
 mod commands;
 mod complete;
+mod direct;
 mod dispatch;
 mod editor;
 pub mod ext;
@@ -66,7 +67,18 @@ where
         .and_then(|v| v.trim().parse().ok())
         .unwrap_or(transport::MAX_BODY);
     let pump_in = tokio::spawn(transport::pump_in(input, to_server, replies_tx, limit));
-    let pump_out = tokio::spawn(transport::pump_out(from_server, output, replies_rx));
+    let parked = std::sync::Arc::new(direct::Parked::default());
+    let pump_out = tokio::spawn(transport::pump_out(
+        from_server,
+        output,
+        replies_rx,
+        parked.clone(),
+    ));
+    let service = direct::Direct {
+        inner: service,
+        state: state.clone(),
+        parked,
+    };
     Server::new(server_in, server_out, socket)
         .concurrency_level(CONCURRENCY)
         .serve(unwind::CatchPanic(service))

@@ -339,11 +339,13 @@ pub async fn pump_in<R, W>(
     let _ = server_in.shutdown().await;
 }
 
-/// Copy server → client frame by frame, interleaving the guard's own replies between frames.
+/// Copy server → client frame by frame, interleaving the guard's own replies between frames;
+/// a response carrying a parked result's ticket goes out with that result (`lsp::direct`).
 pub async fn pump_out<R, W>(
     server_out: R,
     mut output: W,
     mut replies: mpsc::UnboundedReceiver<Vec<u8>>,
+    parked: std::sync::Arc<super::direct::Parked>,
 ) where
     R: AsyncRead + Unpin,
     W: AsyncWrite + Unpin,
@@ -353,7 +355,7 @@ pub async fn pump_out<R, W>(
     loop {
         let bytes = tokio::select! {
             frame = reader.next() => match frame {
-                Ok(Some(Frame::Body(body))) => encode(&body),
+                Ok(Some(Frame::Body(body))) => encode(&parked.unpark(&body).unwrap_or(body)),
                 Ok(Some(other)) => {
                     tracing::error!(?other, "the server wrote an unframed message");
                     continue;
