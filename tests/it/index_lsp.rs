@@ -537,3 +537,61 @@ async fn an_open_document_over_the_size_limit_is_not_parsed_and_blocks_nothing()
     assert_eq!(s.document_state(&big).await.1.len(), huge.len());
     s.shutdown().await;
 }
+
+/// The outline skips tower-lsp-server's `Value` (`lsp/direct.rs`): its bytes are swapped in
+/// by the output pump. Through the real binary: refused before initialize as any request is,
+/// answered to a string id, answered in full after `$/cancelRequest` (it cannot be aborted),
+/// and bad params get -32602.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_outline_is_answered_to_any_id_and_refused_before_initialize() {
+    let sandbox = Sandbox::new();
+    let mut s = TestServer::binary(&sandbox);
+    let early = s
+        .request(
+            "textDocument/documentSymbol",
+            json!({"textDocument": {"uri": sandbox.file_uri("a.rs")}}),
+        )
+        .await
+        .expect_err("an outline before initialize");
+    assert_eq!(early["code"], -32002, "{early}");
+
+    init(&mut s, &sandbox, caps()).await;
+    let uri = sandbox.file_uri("a.rs");
+    s.open(
+        &uri,
+        "rust",
+        "/// É 🦀 \"q\"\nfn alpha() {}\nfn beta() {}\n",
+    )
+    .await;
+    assert_eq!(document_names(&mut s, &uri).await, ["alpha", "beta"]);
+
+    s.send(
+        json!({"jsonrpc": "2.0", "id": "outline-é", "method": "textDocument/documentSymbol",
+                  "params": {"textDocument": {"uri": uri}}}),
+    )
+    .await;
+    let answer = s.null_id_error().await;
+    assert_eq!(answer["id"], "outline-é", "{answer}");
+    let mut names = Vec::new();
+    outline_names(&answer["result"], &mut names);
+    assert_eq!(names, ["alpha", "beta"], "{answer}");
+
+    let id = s
+        .request_start(
+            "textDocument/documentSymbol",
+            json!({"textDocument": {"uri": uri}}),
+        )
+        .await;
+    s.notify("$/cancelRequest", json!({"id": id})).await;
+    let outline = s.response(id).await.expect("answered in full");
+    let mut names = Vec::new();
+    outline_names(&outline, &mut names);
+    assert_eq!(names, ["alpha", "beta"]);
+
+    let bad = s
+        .request("textDocument/documentSymbol", json!({"textDocument": {}}))
+        .await
+        .expect_err("bad params");
+    assert_eq!(bad["code"], -32602, "{bad}");
+    assert_eq!(s.shutdown().await, 0);
+}
