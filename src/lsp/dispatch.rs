@@ -114,6 +114,8 @@ impl LanguageServer for Backend {
         lifecycle::did_change_configuration(&self.state, params)
     }
 
+    /// Once initialized, `lsp::direct` answers documentSymbol with the same handler and
+    /// never reaches this entry (tower-lsp-server would serialize through a `Value`).
     async fn document_symbol(
         &self,
         params: DocumentSymbolParams,

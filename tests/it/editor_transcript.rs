@@ -461,14 +461,6 @@ async fn a_transcript_shown_and_closed_before_any_turn_gets_no_edit_until_shown_
     let mut server = start_client(&sandbox, &mock, true).await;
     let file = sandbox.mira_home().join("conversation.md");
     let uri = format!("file://{}", file.display());
-    let shows = |server: &TestServer| {
-        server
-            .server_requests()
-            .iter()
-            .filter(|r| r["method"] == "window/showDocument")
-            .count()
-    };
-
     server
         .request(
             "workspace/executeCommand",
@@ -476,18 +468,7 @@ async fn a_transcript_shown_and_closed_before_any_turn_gets_no_edit_until_shown_
         )
         .await
         .unwrap();
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
-    while shows(&server) == 0 {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "the transcript was never shown"
-        );
-        server
-            .request("mira/history", json!({"limit": 1}))
-            .await
-            .unwrap();
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    shown_times(&mut server, 1, "mira.openConversation").await;
     // The editor loads the file it was shown, and the user closes it at once.
     let shown = std::fs::read_to_string(&file).expect("the transcript was written to be shown");
     server.open(&uri, "markdown", &shown).await;
@@ -504,17 +485,7 @@ async fn a_transcript_shown_and_closed_before_any_turn_gets_no_edit_until_shown_
     let closed_at = server.server_requests().len();
 
     ask(&mut server, 1).await;
-    while shows(&server) < 2 {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "turn 1 never showed the transcript"
-        );
-        server
-            .request("mira/history", json!({"limit": 1}))
-            .await
-            .unwrap();
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    shown_times(&mut server, 2, "turn 1").await;
     let since: Vec<String> = server.server_requests()[closed_at..]
         .iter()
         .map(|r| r["method"].as_str().unwrap_or_default().to_string())
@@ -531,4 +502,29 @@ async fn a_transcript_shown_and_closed_before_any_turn_gets_no_edit_until_shown_
         "the shown file lacks the question:\n{disk}"
     );
     server.shutdown().await;
+}
+
+/// Waits until the server has asked `n` times in all to show a document (after `what`).
+async fn shown_times(server: &mut TestServer, n: usize, what: &str) {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let shows = server
+            .server_requests()
+            .iter()
+            .filter(|r| r["method"] == "window/showDocument")
+            .count();
+        if shows >= n {
+            return;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "{what} never showed the transcript ({shows} shows of {n})"
+        );
+        // A request flushes the server's requests to us.
+        server
+            .request("mira/history", json!({"limit": 1}))
+            .await
+            .unwrap();
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
 }
