@@ -17,6 +17,39 @@ const MAX_DOC: usize = 2000;
 /// bound in debug builds.
 pub const DOC_ANCHOR_HOPS: usize = 4;
 
+/// `Language::guarded`'s invariant, checked at every skip in debug builds: the subtree
+/// of a guarded node without a trigger byte has no node of an interesting kind.
+#[cfg(debug_assertions)]
+pub(crate) fn debug_assert_nothing_interesting(actions: &[KindAction], node: Node<'_>) {
+    let mut cursor = node.walk();
+    let mut depth = 0usize;
+    loop {
+        let n = cursor.node();
+        assert!(
+            actions.get(n.kind_id() as usize) != Some(&KindAction::Classify),
+            "a {} at byte {} inside a skipped {} at {}: its language's guarded kinds or trigger bytes are wrong",
+            n.kind(),
+            n.start_byte(),
+            node.kind(),
+            node.start_byte()
+        );
+        if cursor.goto_first_child() {
+            depth += 1;
+            continue;
+        }
+        loop {
+            if depth == 0 {
+                return;
+            }
+            if cursor.goto_next_sibling() {
+                break;
+            }
+            cursor.goto_parent();
+            depth -= 1;
+        }
+    }
+}
+
 /// All symbols and references of a parsed file.
 pub fn extract(lang: Lang, tree: &Tree, src: &[u8]) -> FileSymbols {
     let root = tree.root_node();
@@ -65,6 +98,7 @@ pub fn extract_items_in<'t>(
             .collect(),
         base,
         max_depth: usize::MAX,
+        trigger: NextTrigger::default(),
     };
     for item in items {
         w.walk(item);
@@ -88,6 +122,7 @@ pub fn shallow_symbols(lang: Lang, src: &[u8], item: Node<'_>) -> Vec<Symbol> {
         stack: Vec::new(),
         base: 0,
         max_depth: 1 + DOC_ANCHOR_HOPS,
+        trigger: NextTrigger::default(),
     };
     w.walk(item);
     w.out.symbols
@@ -117,6 +152,15 @@ struct Walker<'a, 't> {
     base: u32,
     /// Nodes this deep are visited but not descended into.
     max_depth: usize,
+    /// The first trigger byte at or after `from` is at `at` (`src.len()` for none): guarded
+    /// nodes come in document order, so each byte is scanned about once per walk.
+    trigger: NextTrigger,
+}
+
+#[derive(Clone, Copy, Default)]
+struct NextTrigger {
+    from: usize,
+    at: usize,
 }
 
 impl<'t> Walker<'_, 't> {
@@ -140,6 +184,7 @@ impl<'t> Walker<'_, 't> {
             let descend = match self.actions.get(node.kind_id() as usize) {
                 Some(KindAction::Classify) => self.visit(node, depth),
                 Some(KindAction::Skip) => false,
+                Some(KindAction::Guarded) => self.triggered(node),
                 _ => true,
             };
             first_child = descend && depth < self.max_depth && cursor.goto_first_child();
@@ -162,6 +207,28 @@ impl<'t> Walker<'_, 't> {
             }
         }
         self.cursor = Some(cursor);
+    }
+
+    /// Whether a guarded node's text holds one of its language's trigger bytes, so that it
+    /// may hold something to record (see `Language::guarded`).
+    fn triggered(&mut self, node: Node<'t>) -> bool {
+        let Some([a, b, c]) = self.lang.tables().triggers else {
+            return true;
+        };
+        let (start, end) = (node.start_byte(), node.end_byte().min(self.src.len()));
+        let t = &mut self.trigger;
+        // The cached answer holds for any start in [from, at]: no trigger lies between.
+        if start < t.from || start > t.at {
+            t.from = start;
+            t.at = memchr::memchr3(a, b, c, &self.src[start.min(self.src.len())..])
+                .map_or(self.src.len(), |i| start + i);
+        }
+        let hit = t.at < end;
+        #[cfg(debug_assertions)]
+        if !hit {
+            debug_assert_nothing_interesting(self.actions, node);
+        }
+        hit
     }
 
     /// Keeps [`Nav`]'s invariant: `node` is at `depth`, first among its siblings or not.

@@ -34,11 +34,15 @@ pub(crate) enum KindAction {
     Descend,
     Classify,
     Skip,
+    /// Walked only when its text holds a trigger byte ([`crate::index::language::Language::guarded`]).
+    Guarded,
 }
 
 pub(crate) struct LangTables {
     pub grammar: tree_sitter::Language,
     pub actions: Vec<KindAction>,
+    /// [`crate::index::language::Language::triggers`], three bytes for `memchr3`.
+    pub triggers: Option<[u8; 3]>,
 }
 
 fn tables() -> &'static [LangTables] {
@@ -50,14 +54,36 @@ fn tables() -> &'static [LangTables] {
                 let grammar = spec.grammar();
                 let interesting = spec.interesting();
                 let opaque = spec.opaque();
+                let guarded = spec.guarded();
                 let actions = (0..grammar.node_kind_count() as u16)
                     .map(|id| match grammar.node_kind_for_id(id) {
                         Some(k) if interesting.contains(&k) => KindAction::Classify,
                         Some(k) if opaque.contains(&k) => KindAction::Skip,
+                        Some(k) if guarded.contains(&k) => KindAction::Guarded,
                         _ => KindAction::Descend,
                     })
                     .collect();
-                LangTables { grammar, actions }
+                let triggers = match spec.triggers() {
+                    [] => None,
+                    [a] => Some([*a; 3]),
+                    [a, b] => Some([*a, *b, *b]),
+                    [a, b, c] => Some([*a, *b, *c]),
+                    more => panic!(
+                        "{}: at most three trigger bytes, not {}",
+                        spec.name(),
+                        more.len()
+                    ),
+                };
+                assert!(
+                    triggers.is_some() || guarded.is_empty(),
+                    "{}: guarded kinds need trigger bytes",
+                    spec.name()
+                );
+                LangTables {
+                    grammar,
+                    actions,
+                    triggers,
+                }
             })
             .collect()
     })

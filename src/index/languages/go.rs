@@ -38,6 +38,41 @@ impl Language for Go {
             "raw_string_literal",
         ]
     }
+    /// Expressions and types. Inside them only a call (`(`), a function literal (`func(`), a
+    /// struct type (`struct{`) or an interface type (`interface{`) holds something recorded;
+    /// `var`, `const` and `type` declarations are statements, never guarded.
+    fn guarded(&self) -> &'static [&'static str] {
+        &[
+            "argument_list",
+            "array_type",
+            "binary_expression",
+            "channel_type",
+            "composite_literal",
+            "expression_list",
+            "generic_type",
+            "index_expression",
+            "keyed_element",
+            "literal_element",
+            "literal_value",
+            "map_type",
+            "parameter_declaration",
+            "parameter_list",
+            "parenthesized_expression",
+            "pointer_type",
+            "qualified_type",
+            "return_statement",
+            "selector_expression",
+            "slice_expression",
+            "slice_type",
+            "type_arguments",
+            "type_assertion_expression",
+            "type_conversion_expression",
+            "unary_expression",
+        ]
+    }
+    fn triggers(&self) -> &'static [u8] {
+        b"({"
+    }
 
     fn classify<'t>(&self, node: Node<'t>, cx: &Cx<'_, 't>) -> Visit<'t> {
         // Calls, the most common kind here, have no name field: no lookup by field name

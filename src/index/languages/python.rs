@@ -30,6 +30,47 @@ impl Language for Python {
     fn opaque(&self) -> &'static [&'static str] {
         &["comment", "string", "concatenated_string"]
     }
+    /// Expressions. Definitions, assignments and imports are statements, so inside these
+    /// only a call, written with `(`, is recorded.
+    fn guarded(&self) -> &'static [&'static str] {
+        &[
+            "argument_list",
+            "assert_statement",
+            "attribute",
+            "await",
+            "binary_operator",
+            "boolean_operator",
+            "comparison_operator",
+            "conditional_expression",
+            "default_parameter",
+            "dictionary",
+            "dictionary_comprehension",
+            "dotted_name",
+            "expression_list",
+            "generator_expression",
+            "keyword_argument",
+            "lambda",
+            "list",
+            "list_comprehension",
+            "not_operator",
+            "pair",
+            "parameters",
+            "parenthesized_expression",
+            "return_statement",
+            "set",
+            "set_comprehension",
+            "slice",
+            "subscript",
+            "tuple",
+            "type",
+            "typed_default_parameter",
+            "typed_parameter",
+            "unary_operator",
+        ]
+    }
+    fn triggers(&self) -> &'static [u8] {
+        b"("
+    }
 
     fn classify<'t>(&self, node: Node<'t>, cx: &Cx<'_, 't>) -> Visit<'t> {
         match node.kind() {

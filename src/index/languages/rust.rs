@@ -49,7 +49,44 @@ impl Language for Rust {
             "raw_string_literal",
             "attribute_item",
             "inner_attribute_item",
+            // A macro's arguments are tokens, never parsed into items or calls.
+            "token_tree",
         ]
+    }
+    /// Expressions, types and patterns. Inside them an item or a `use` sits in a block
+    /// (`{`), a call has `(` and a macro `!`; a unit `struct S;` alone has none, but it is a
+    /// statement, never inside these without a block around it.
+    fn guarded(&self) -> &'static [&'static str] {
+        &[
+            "arguments",
+            "array_expression",
+            "array_type",
+            "binary_expression",
+            "field_expression",
+            "field_initializer",
+            "generic_type",
+            "index_expression",
+            "or_pattern",
+            "parameter",
+            "parameters",
+            "parenthesized_expression",
+            "pointer_type",
+            "range_expression",
+            "reference_expression",
+            "reference_type",
+            "scoped_identifier",
+            "scoped_type_identifier",
+            "tuple_expression",
+            "tuple_pattern",
+            "tuple_struct_pattern",
+            "tuple_type",
+            "type_arguments",
+            "type_cast_expression",
+            "unary_expression",
+        ]
+    }
+    fn triggers(&self) -> &'static [u8] {
+        b"({!"
     }
     fn comment_kinds(&self) -> &'static [&'static str] {
         &["line_comment", "block_comment"]

@@ -804,3 +804,79 @@ fn docs_need_an_adjacent_comment_whatever_the_line_ends() {
         assert_eq!(sym(&fs, "second", None).doc.as_deref(), Some("Second."));
     }
 }
+
+/// The kinds a language guards are its grammar's: a misspelt one is silently never matched,
+/// and the walk is just slower. Opaque lists are shared (C with C++, JavaScript with
+/// TypeScript), so each of their kinds need only be some sharer's.
+#[test]
+fn every_guarded_or_opaque_kind_is_a_grammars() {
+    let has = |lang: Lang, kind: &str| lang.spec().grammar().id_for_node_kind(kind, true) != 0;
+    for lang in Lang::all() {
+        let spec = lang.spec();
+        for kind in spec.guarded() {
+            assert!(
+                has(lang, kind),
+                "{}: guarded `{kind}` is no named kind of its grammar",
+                lang.name()
+            );
+        }
+        for kind in spec.opaque() {
+            assert!(
+                Lang::all().any(|other| other.spec().opaque() == spec.opaque() && has(other, kind)),
+                "{}: opaque `{kind}` is no named kind of any grammar sharing the list",
+                lang.name()
+            );
+        }
+        assert!(spec.triggers().len() <= 3, "{}", lang.name());
+        assert_eq!(
+            spec.guarded().is_empty(),
+            spec.triggers().is_empty(),
+            "{}",
+            lang.name()
+        );
+    }
+}
+
+/// What sits inside a guarded kind (an expression, a type) is still found when the text
+/// carries a trigger byte: struct types and function literals in Go composite literals,
+/// calls in Python default values and lambdas, items in a Rust block passed as an argument.
+/// Debug builds also check every skip against the subtree (`extract.rs`).
+#[test]
+fn what_guarded_expressions_hold_is_still_found() {
+    let go = "package p\n\
+              var table = []struct{ Name string }{{Name: made()}}\n\
+              var hooks = map[string]func(){\"x\": func() { inner() }}\n\
+              var plain = []int{1, 2, 3 + 4}\n";
+    let fs = index("a.go", go);
+    // A package-level `var` opens no scope: its calls are the file's.
+    assert_eq!(callers(&fs, "made"), vec!["<top>"]);
+    assert_eq!(callers(&fs, "inner"), vec!["<top>"]);
+    let py = "def f(x=make(), y=[a + b for a in c]):\n    return (lambda: g())()\n\
+              w = {'k': [h(1)]}\n";
+    let fs = index("a.py", py);
+    assert_eq!(callers(&fs, "make"), vec!["f"]);
+    assert_eq!(callers(&fs, "g"), vec!["f"]);
+    assert_eq!(callers(&fs, "h"), vec!["w"]);
+    let rs = "fn main() {\n    run(x + { struct Unit; fn local() { deep() } 1 }, &[v!(), w()]);\n    \
+              let t: Vec<(u8, u8)> = (0..3).map(|i| (i, i)).collect();\n}\n";
+    let fs = index("a.rs", rs);
+    sym(&fs, "Unit", Some("main"));
+    sym(&fs, "local", Some("main"));
+    assert_eq!(callers(&fs, "deep"), vec!["local"]);
+    assert_eq!(callers(&fs, "v"), vec!["main"]);
+    assert_eq!(callers(&fs, "w"), vec!["main"]);
+    assert_eq!(callers(&fs, "collect"), vec!["main"]);
+}
+
+/// The debug check behind every skip fails loudly when a guarded kind would hide something:
+/// here a Python call, handed to the check as if its argument list had no `(`.
+#[test]
+#[cfg(debug_assertions)]
+#[should_panic(expected = "guarded kinds or trigger bytes are wrong")]
+fn a_skip_that_would_hide_a_call_fails_in_debug_builds() {
+    let lang = Lang::for_path(Path::new("a.py")).unwrap();
+    let tree = crate::index::parse::parse(lang, b"x = [f(1)]\n").unwrap();
+    let list = tree.root_node().descendant_for_byte_range(4, 10).unwrap();
+    assert_eq!(list.kind(), "list");
+    crate::index::extract::debug_assert_nothing_interesting(&lang.tables().actions, list);
+}
