@@ -245,7 +245,8 @@ pub struct CodeSearch {
 }
 
 /// Code search as the `search_code` tool, `mira search` and MCP run it: the question is
-/// embedded with the memory service's embedder (when one is on), then searched in one read.
+/// embedded with the memory service's embedder (when one is on and code vectors exist to
+/// compare it with), then searched in one read.
 pub async fn code_search(
     memory: &MemoryService,
     project_id: i64,
@@ -253,11 +254,21 @@ pub async fn code_search(
     limit: usize,
 ) -> Result<CodeSearch, String> {
     let query = head(query).to_string();
-    let (embedding, note) = match memory.embed_query(&query).await {
-        Ok(e) => (e, None),
-        Err(why) => (None, Some(format!("full-text search only: {why}"))),
-    };
     let store = memory.store().clone();
+    let vectors = {
+        let store = store.clone();
+        tokio::task::spawn_blocking(move || store.read(crate::index::vectors::any_space))
+            .await
+            .map_err(|e| format!("code search stopped: {e}"))?
+            .map_err(|e| format!("code search failed: {e}"))?
+    };
+    let (embedding, note) = match vectors {
+        false => (None, None),
+        true => match memory.embed_query(&query).await {
+            Ok(e) => (e, None),
+            Err(why) => (None, Some(format!("full-text search only: {why}"))),
+        },
+    };
     let hits = tokio::task::spawn_blocking(move || {
         store.read(|c| {
             let space = match &embedding {

@@ -346,6 +346,45 @@ fn search_says_when_files_are_not_in_code_search_yet() {
     assert!(!err.contains("does not cover"), "{err}");
 }
 
+/// Without code vectors, `mira search` has no use for its question's vector: it neither
+/// waits for an embedder nor warns about one. The embedder here accepts connections and
+/// never answers, so a search that asked it would wait out the 3 s query-embed timeout
+/// and then say "full-text search only".
+#[test]
+fn search_without_code_vectors_does_not_wait_for_the_embedder() {
+    let dir = sandbox();
+    ok(dir.path(), &["index"]);
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = silent.local_addr().unwrap().port();
+    let cfg = dir.path().join("home/.config/mira");
+    std::fs::create_dir_all(&cfg).unwrap();
+    std::fs::write(
+        cfg.join("config.toml"),
+        format!(
+            "[memory.embedder]\nprovider = \"openai\"\nbase_url = \"http://127.0.0.1:{port}/v1\"\napi_key = \"sk-test-not-a-key-000000\"\n"
+        ),
+    )
+    .unwrap();
+    let started = std::time::Instant::now();
+    let out = mira(dir.path(), None)
+        .args(["search", "prorated refund"])
+        .output()
+        .unwrap();
+    let took = started.elapsed();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("settle"),
+        "{err}"
+    );
+    assert!(!err.contains("full-text search only"), "{err}");
+    assert!(
+        took < std::time::Duration::from_secs(3),
+        "the search waited {took:?}: it asked the embedder"
+    );
+    drop(silent);
+}
+
 #[test]
 fn bad_input_gets_a_clear_outcome_and_the_turn_still_runs() {
     let dir = sandbox();
