@@ -23,7 +23,8 @@ fn main() {
     let at = args.iter().position(|a| a == "--mira");
     let mira = at
         .and_then(|i| args.get(i + 1))
-        .map(PathBuf::from)
+        // The server starts in the project's folder: a relative path must not depend on it.
+        .map(|p| std::fs::canonicalize(p).unwrap_or_else(|e| panic!("--mira {p}: {e}")))
         .unwrap_or_else(|| {
             let me = std::env::current_exe().expect("own path");
             me.parent()
