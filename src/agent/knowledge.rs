@@ -262,12 +262,13 @@ pub async fn code_search(
             .map_err(|e| format!("code search stopped: {e}"))?
             .map_err(|e| format!("code search failed: {e}"))?
     };
-    let (embedding, note) = match vectors {
-        false => (None, None),
-        true => match memory.embed_query(&query).await {
+    let (embedding, note) = if !vectors {
+        (None, None)
+    } else {
+        match memory.embed_query(&query).await {
             Ok(e) => (e, None),
             Err(why) => (None, Some(format!("full-text search only: {why}"))),
-        },
+        }
     };
     let hits = tokio::task::spawn_blocking(move || {
         store.read(|c| {

@@ -26,14 +26,16 @@ pub trait Language: Send + Sync + 'static {
         &[]
     }
     /// Node kinds that hold only expressions or types (arguments, operators, literals,
-    /// parameter lists), walked only when their text holds one of [`Language::triggers`].
+    /// parameter lists, and statements made of expressions alone, like `return`), walked only
+    /// when their text holds one of [`Language::triggers`].
     ///
     /// Invariant: inside these kinds, every node of an [`Language::interesting`] kind is
     /// itself written with a trigger byte, or sits inside one that is (a call's `(`, a
     /// closure's or struct type's `{`, a macro's `!`). So a guarded node whose text has none
     /// holds nothing the walker records, and skipping its children loses nothing. Debug
-    /// builds check every skip (`extract::debug_assert_nothing_interesting`); statements and
-    /// declarations are never guarded, since `var x int` or `struct S;` carry no trigger.
+    /// builds check every skip (`extract::debug_assert_nothing_interesting`). Statements
+    /// that can declare something are never guarded, since `var x int` or `struct S;` carry
+    /// no trigger.
     fn guarded(&self) -> &'static [&'static str] {
         &[]
     }

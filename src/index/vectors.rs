@@ -15,10 +15,13 @@ pub struct CodeSpace {
     pub dim: usize,
 }
 
+/// Each space's table is this prefix and its embedder's id.
+const TABLE_PREFIX: &str = "code_vec_";
+
 impl CodeSpace {
     fn table(&self) -> String {
         // an integer we generated: safe to splice into SQL
-        format!("code_vec_{}", self.embedder_id)
+        format!("{TABLE_PREFIX}{}", self.embedder_id)
     }
 }
 
@@ -95,8 +98,8 @@ pub fn lookup(conn: &Connection, model_id: &str) -> rusqlite::Result<Option<Code
 pub fn any_space(conn: &Connection) -> rusqlite::Result<bool> {
     conn.query_row(
         "SELECT EXISTS (SELECT 1 FROM sqlite_master
-                         WHERE type = 'table' AND name GLOB 'code_vec_[0-9]*')",
-        [],
+                         WHERE type = 'table' AND name GLOB ?1 || '[0-9]*')",
+        [TABLE_PREFIX],
         |r| r.get(0),
     )
 }
