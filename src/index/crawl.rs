@@ -343,6 +343,8 @@ pub fn crawl(
         let (parsed_at, parsed_all) = (&parsed_at, &parsed_all);
         scope.spawn(move || {
             pool.examine_all(found_rx, done_tx);
+            // The parse threads keep no dead trees once the crawl is done with them.
+            rayon::broadcast(|_| super::parse::release_scratch());
             parsed_all.store(true, Ordering::Relaxed);
             *parsed_at.lock().unwrap_or_else(|e| e.into_inner()) = Some(started.elapsed());
             progress(CrawlProgress {
@@ -428,8 +430,13 @@ impl Pool<'_> {
                 let item = match found {
                     Found::File(c) if c.trusted => Examined::File(c, Outcome::Trusted),
                     Found::File(c) => {
-                        let outcome =
-                            examine(&c, self.known.get(&c.rel), self.limit, self.clock, false);
+                        let outcome = examine(
+                            &c,
+                            self.known.get(&c.rel),
+                            self.limit,
+                            self.clock,
+                            Examiner::Crawl,
+                        );
                         if let Outcome::Parsed { meta, symbols, .. } = &outcome {
                             (self.sink)(FileUpdate::Indexed {
                                 path: c.rel.clone(),
@@ -597,14 +604,24 @@ impl Walk<'_> {
     }
 }
 
-/// Reads, hashes and (when the content changed) parses one file; with `with_chunks`, cuts
-/// its code-search chunks too.
+/// Who examines a file.
+#[derive(Clone, Copy, PartialEq)]
+enum Examiner {
+    /// The cold crawl's parse pool: chunks are cut in the second stage, and trees are freed
+    /// with the thread's scratch heap ([`super::parse::parse_once`]).
+    Crawl,
+    /// One changed file (the watcher): its chunks are cut at once and its tree freed at once.
+    OneFile,
+}
+
+/// Reads, hashes and (when the content changed) parses one file; for one changed file,
+/// cuts its code-search chunks too.
 fn examine(
     c: &Candidate,
     old: Option<&FileRow>,
     limit: u64,
     clock: &StageClock,
-    with_chunks: bool,
+    examiner: Examiner,
 ) -> Outcome {
     let skipped_meta = |size| FileMeta {
         size,
@@ -664,18 +681,28 @@ fn examine(
     let waited = Instant::now();
     let room = PARSING.take(bytes.len() as u64);
     clock.add(Stage::ParseQueued, waited.elapsed());
-    let Some(tree) = clock.time(Stage::Parse, || super::parse::parse(c.lang, &bytes)) else {
+    let started = stages::thread_cpu();
+    let mut extracting = Duration::ZERO;
+    let mut extract = |root: tree_sitter::Node<'_>| {
+        let t = stages::thread_cpu();
+        let mut symbols = super::extract::extract_root(c.lang, root, &bytes);
+        symbols.compact();
+        extracting = stages::thread_cpu().saturating_sub(t);
+        symbols
+    };
+    // A tree freed here (one file) is parsing's cost, not the chunks'.
+    let symbols = match examiner {
+        Examiner::Crawl => super::parse::parse_once(c.lang, &bytes, extract),
+        Examiner::OneFile => super::parse::parse(c.lang, &bytes).map(|t| extract(t.root_node())),
+    };
+    let parsing = stages::thread_cpu().saturating_sub(started);
+    clock.add(Stage::Parse, parsing.saturating_sub(extracting));
+    clock.add(Stage::Extract, extracting);
+    drop(room);
+    let Some(symbols) = symbols else {
         return Outcome::Unreadable("the parser gave up on this file".into());
     };
-    let symbols = clock.time(Stage::Extract, || {
-        let mut symbols = super::extract::extract(c.lang, &tree, &bytes);
-        symbols.compact();
-        symbols
-    });
-    // Freeing the tree is parsing's cost, not the chunks'.
-    clock.time(Stage::Parse, || drop(tree));
-    drop(room);
-    let chunks = with_chunks.then(|| {
+    let chunks = (examiner == Examiner::OneFile).then(|| {
         clock.time(Stage::Chunks, || {
             super::search::file_chunks(&symbols, &bytes)
         })
@@ -786,7 +813,7 @@ pub fn reindex_path(
         old.as_ref(),
         opts.max_file_bytes,
         &StageClock::default(),
-        true,
+        Examiner::OneFile,
     );
     let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
     let update = match outcome {

@@ -52,7 +52,11 @@ pub(crate) fn debug_assert_nothing_interesting(actions: &[KindAction], node: Nod
 
 /// All symbols and references of a parsed file.
 pub fn extract(lang: Lang, tree: &Tree, src: &[u8]) -> FileSymbols {
-    let root = tree.root_node();
+    extract_root(lang, tree.root_node(), src)
+}
+
+/// All symbols and references under a tree's root.
+pub fn extract_root(lang: Lang, root: Node<'_>, src: &[u8]) -> FileSymbols {
     let mut cursor = root.walk();
     let items: Vec<Node> = root.children(&mut cursor).collect();
     extract_items_in(lang, src, root, items, Vec::new(), 0)

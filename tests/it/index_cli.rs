@@ -139,3 +139,100 @@ fn both_allocators_index_the_same_symbols() {
     );
     assert_eq!(mimalloc, glibc);
 }
+
+/// The cold index parses into scratch heaps and frees a heap's trees all at once every few
+/// megabytes (`index::parse::parse_once`); with `MIRA_ALLOCATOR=system` every tree is freed
+/// node by node. A project big enough for many heaps (this crate's own sources, its editor
+/// plugins, generated Python and Go) indexes to the same rows both ways: every symbol, every
+/// reference and every file's row. A tree read after its heap was destroyed would differ,
+/// or crash.
+#[test]
+fn scratch_heaps_index_the_same_rows_as_freeing_each_tree() {
+    let project = tempfile::tempdir().unwrap();
+    let p = project.path();
+    std::fs::create_dir_all(p.join(".git")).unwrap();
+    let here = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut bytes = 0;
+    for dir in ["src", "editors/vscode/src", "editors/nvim"] {
+        bytes += copy_tree(&here.join(dir), &p.join(dir));
+    }
+    for i in 0..40 {
+        let py = format!(
+            "class Store{i}:\n    def load_{i}(self, key):\n        return self.cache.get(key) or fetch_{i}(key)\n\n"
+        );
+        let go = format!(
+            "func Sum{i}(xs []int) int {{\n\tt := 0\n\tfor _, x := range xs {{ t += scale{i}(x) }}\n\treturn t\n}}\n\n"
+        );
+        std::fs::write(p.join(format!("m{i}.py")), py.repeat(60)).unwrap();
+        std::fs::write(
+            p.join(format!("g{i}.go")),
+            format!("package main\n\n{}", go.repeat(60)),
+        )
+        .unwrap();
+        bytes += py.len() * 60 + go.len() * 60;
+    }
+    // tree-sitter asks for many times the source: this is dozens of 4 MB heaps.
+    assert!(bytes > 2_000_000, "only {bytes} bytes of source");
+    let rows = |system: bool| {
+        let home = tempfile::tempdir().unwrap();
+        let mut c = mira(home.path(), p);
+        if system {
+            c.env("MIRA_ALLOCATOR", "system");
+        }
+        c.arg("index").assert().success();
+        dump_index(&home.path().join("mira/mira.db"))
+    };
+    let (scratch, freed) = (rows(false), rows(true));
+    assert!(scratch.len() > 5_000, "{} rows", scratch.len());
+    assert_eq!(scratch.len(), freed.len());
+    for (a, b) in scratch.iter().zip(&freed) {
+        assert_eq!(a, b);
+    }
+}
+
+/// Copies the files under `from` to `to`; returns their bytes.
+fn copy_tree(from: &Path, to: &Path) -> usize {
+    let mut bytes = 0;
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let path = entry.path();
+        if path.is_dir() {
+            bytes += copy_tree(&path, &to.join(entry.file_name()));
+        } else {
+            bytes += std::fs::copy(&path, to.join(entry.file_name())).unwrap() as usize;
+        }
+    }
+    bytes
+}
+
+/// Every file's row (but its id and mtime), every symbol and every reference, in order.
+fn dump_index(db: &Path) -> Vec<String> {
+    let conn = rusqlite::Connection::open(db).unwrap();
+    let queries = [
+        "SELECT path, language, size, hash, lines, ascii, skip_reason, refs FROM files ORDER BY path",
+        "SELECT f.path, s.ordinal, s.parent, s.name, s.kind, s.container, s.start_byte,
+                s.end_byte, s.start_line, s.start_col, s.end_line, s.end_col, s.sel_start_byte,
+                s.sel_end_byte, s.sel_start_line, s.sel_start_col, s.sel_end_line,
+                s.sel_end_col, s.signature, s.doc, s.declaration
+         FROM symbols s JOIN files f ON f.id = s.file_id ORDER BY f.path, s.ordinal",
+    ];
+    let mut out = Vec::new();
+    for q in queries {
+        let mut stmt = conn.prepare(q).unwrap();
+        let n = stmt.column_count();
+        let rows = stmt
+            .query_map([], |r| {
+                (0..n)
+                    .map(|i| {
+                        r.get::<_, rusqlite::types::Value>(i)
+                            .map(|v| format!("{v:?}"))
+                    })
+                    .collect::<Result<Vec<_>, _>>()
+                    .map(|v| v.join("\t"))
+            })
+            .unwrap();
+        out.extend(rows.map(Result::unwrap));
+    }
+    out
+}
