@@ -85,10 +85,9 @@ impl Writer<'_> {
         rx: Receiver<Examined>,
         stats: &mut CrawlStats,
     ) -> rusqlite::Result<Written> {
-        let result = self
-            .shared
-            .clock
-            .time(Stage::Write, || self.write_all(conn, &rx, stats));
+        let result = self.shared.clock.time(Stage::Write, || {
+            without_foreign_key_checks(conn, |conn| self.write_all(conn, &rx, stats))
+        });
         if result.is_err() {
             self.shared.abort.store(true, Ordering::Relaxed);
         }
@@ -299,4 +298,28 @@ impl Writer<'_> {
         }
         Ok(())
     }
+}
+
+/// Runs `f` with SQLite's foreign-key enforcement off on `conn`, and turns it back on after,
+/// whatever `f` returned.
+///
+/// Why it holds without the checks: every row the writer inserts references a row written
+/// earlier in the same transaction (a symbol, its file) or one never deleted (a file, its
+/// project); and it deletes no parent row (a changed file's symbols are deleted by name,
+/// `db::clear_file_contents`, and `code_fts`'s rows by its trigger, which runs either way).
+/// Cascades are what removing a file needs, and that happens after the writer, with the
+/// checks back on. Looking each symbol's file up again cost the writer 0.02-0.23 s of CPU
+/// on the bench's 408k symbols (six pairs of runs), all of it on the serial path; all done
+/// came 0.1-0.6 s sooner.
+fn without_foreign_key_checks<T>(
+    conn: &mut Connection,
+    f: impl FnOnce(&mut Connection) -> rusqlite::Result<T>,
+) -> rusqlite::Result<T> {
+    // A no-op inside a transaction; the writer opens its own.
+    conn.pragma_update(None, "foreign_keys", "OFF")?;
+    let out = f(conn);
+    let back_on = conn.pragma_update(None, "foreign_keys", "ON");
+    let out = out?;
+    back_on?;
+    Ok(out)
 }

@@ -308,3 +308,52 @@ fn the_parse_pool_stops_at_eight_threads_unless_rayon_num_threads_says_more() {
     assert_eq!(parse_threads(Some("0"), 4), 4);
     assert_eq!(parse_threads(Some("many"), 12), PARSE_THREADS_MAX);
 }
+
+/// The crawl's writer turns foreign-key checks off for its own inserts
+/// (`writer::without_foreign_key_checks`) and back on after: on the same connection, a
+/// file that left the project still takes its symbols with it (the cascade), and a row
+/// pointing at no file is still refused.
+#[test]
+fn the_writer_leaves_foreign_key_checks_on() {
+    let fx = fixture();
+    fx.write("keep.rs", "fn kept() {}\n");
+    fx.write("gone.py", "def soon_gone():\n    pass\n");
+    let mut conn = fx.store.connect().unwrap();
+    let run = |conn: &mut rusqlite::Connection| {
+        crawl(
+            conn,
+            fx.project,
+            fx.root.path(),
+            &CrawlOptions::default(),
+            &|_| {},
+            &|_| {},
+        )
+        .unwrap()
+    };
+    run(&mut conn);
+    let on: i64 = conn
+        .query_row("PRAGMA foreign_keys", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(on, 1);
+    assert_eq!(fx.symbol_names("gone.py"), ["soon_gone"]);
+
+    std::fs::remove_file(fx.root.path().join("gone.py")).unwrap();
+    assert_eq!(run(&mut conn).removed, 1);
+    let orphans: i64 = conn
+        .query_row(
+            "SELECT count(*) FROM symbols WHERE file_id NOT IN (SELECT id FROM files)",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(orphans, 0, "the removed file's symbols stayed");
+    assert_eq!(fx.symbol_names("keep.rs"), ["kept"]);
+    let orphan = conn.execute(
+        "INSERT INTO symbols (file_id, ordinal, name, kind, start_byte, end_byte, start_line,
+           start_col, end_line, end_col, sel_start_byte, sel_end_byte, sel_start_line,
+           sel_start_col, sel_end_line, sel_end_col, signature, declaration)
+         VALUES (987654, 0, 'x', 'function', 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, '', 0)",
+        [],
+    );
+    assert!(orphan.is_err(), "a symbol of no file was accepted");
+}
