@@ -2,7 +2,7 @@
 //! one text value, `refs_text`) and `symbols`; code-search chunks are in `search.rs`.
 //! Functions take a `Connection`/`Transaction` so callers choose the thread and wrapper.
 
-use super::model::{FileSymbols, Point, RefKind, Span, Symbol, SymbolKind};
+use super::model::{FileSymbols, Point, RefKind, Reference, Span, Symbol, SymbolKind};
 use super::search::Chunk;
 use rusqlite::{Connection, OptionalExtension, Transaction, params};
 use std::collections::HashMap;
@@ -179,14 +179,7 @@ pub fn replace_rows(
     syms: &FileSymbols,
     chunks_follow: bool,
 ) -> rusqlite::Result<(i64, Vec<i64>)> {
-    // One reference per call-graph edge (caller → callee name, first site); repeated calls
-    // from the same caller add nothing a query uses.
-    let mut seen = std::collections::HashSet::new();
-    let refs = super::refs_text::encode(
-        syms.refs
-            .iter()
-            .filter(|r| r.kind != RefKind::Call || seen.insert((r.caller, r.name.as_str()))),
-    );
+    let refs = super::refs_text::encode(call_edges_once(&syms.refs));
     let done = chunks_follow || syms.symbols.is_empty();
     let (file_id, new) = upsert_file(
         tx,
@@ -236,6 +229,14 @@ pub fn replace_rows(
         ids.push(tx.last_insert_rowid());
     }
     Ok((file_id, ids))
+}
+
+/// One reference per call-graph edge (caller → callee name, at its first site), imports
+/// all: repeated calls from the same caller add nothing a query uses. In document order.
+fn call_edges_once(refs: &[Reference]) -> impl Iterator<Item = &Reference> {
+    let mut seen = std::collections::HashSet::with_capacity(refs.len());
+    refs.iter()
+        .filter(move |r| r.kind != RefKind::Call || seen.insert((r.caller, r.name.as_str())))
 }
 
 /// Records a file the index deliberately does not parse, so a restart does not re-read it.
