@@ -343,8 +343,6 @@ pub fn crawl(
         let (parsed_at, parsed_all) = (&parsed_at, &parsed_all);
         scope.spawn(move || {
             pool.examine_all(found_rx, done_tx);
-            // The parse threads keep no dead trees once the crawl is done with them.
-            rayon::broadcast(|_| super::parse::release_scratch());
             parsed_all.store(true, Ordering::Relaxed);
             *parsed_at.lock().unwrap_or_else(|e| e.into_inner()) = Some(started.elapsed());
             progress(CrawlProgress {
@@ -352,6 +350,10 @@ pub fn crawl(
                 done: 0,
                 total: to_examine.load(Ordering::Relaxed),
             });
+            // The parse threads keep no dead trees once the crawl is done with them. Not
+            // waited for: a thread still parsing another folder's crawl runs it only when
+            // free, and this crawl's next stage must not wait for that.
+            rayon::spawn_broadcast(|_| super::parse::release_scratch());
         });
         let writer = Writer {
             project_id,

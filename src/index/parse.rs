@@ -84,7 +84,9 @@ pub fn parse_once<T>(lang: Lang, src: &[u8], f: impl for<'t> FnOnce(Node<'t>) ->
 /// Destroys this thread's scratch heap and the trees forgotten in it: for when the cold
 /// index is done, so that its threads keep no dead trees.
 pub fn release_scratch() {
-    SCRATCH.with(|cell| cell.borrow_mut().take());
+    // Borrowed only inside `parse_once`, which never runs other rayon work; should that
+    // change, the heap is left for its next destroy instead of panicking here.
+    SCRATCH.with(|cell| cell.try_borrow_mut().map(|mut s| s.take()).ok());
 }
 
 /// One thread's scratch heap and the parsers that parse into it.
