@@ -357,3 +357,83 @@ fn the_writer_leaves_foreign_key_checks_on() {
     );
     assert!(orphan.is_err(), "a symbol of no file was accepted");
 }
+
+fn name_index_sql(conn: &rusqlite::Connection) -> Option<String> {
+    use rusqlite::OptionalExtension;
+    conn.query_row(
+        "SELECT sql FROM sqlite_schema WHERE type = 'index' AND name = 'symbols_name'",
+        [],
+        |r| r.get(0),
+    )
+    .optional()
+    .unwrap()
+}
+
+/// A cold crawl drops the symbol name index for its bulk load and builds it again after
+/// (`db::drop_name_index_for_bulk_load`): what it leaves is the migration's own index, and
+/// a lookup by name (the CLI and MCP's find_symbol) goes through it.
+#[test]
+fn a_cold_crawl_leaves_the_name_index_the_migration_made() {
+    let fx = fixture();
+    let conn = fx.store.connect().unwrap();
+    let migrated = name_index_sql(&conn);
+    assert_eq!(migrated.as_deref(), Some(db::NAME_INDEX_SQL));
+    fx.write("a.rs", "fn alpha_beta() {}\nstruct Gamma;\n");
+    fx.write("b.py", "def alpha_beta():\n    pass\n");
+    fx.crawl(&CrawlOptions::default());
+    assert_eq!(name_index_sql(&conn), migrated);
+    let plan: Vec<String> = conn
+        .prepare("EXPLAIN QUERY PLAN SELECT id FROM symbols WHERE name = ?1 COLLATE NOCASE")
+        .unwrap()
+        .query_map(["x"], |r| r.get(3))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert!(
+        plan.iter().any(|step| step.contains("symbols_name")),
+        "a lookup by name scans: {plan:?}"
+    );
+    let hits = crate::index::search::by_name(&conn, fx.project, "ALPHA_BETA", 5).unwrap();
+    let mut paths: Vec<&str> = hits.iter().map(|h| h.path.as_str()).collect();
+    paths.sort();
+    assert_eq!(paths, ["a.rs", "b.py"]);
+}
+
+/// A crawl killed between dropping the name index and building it again leaves none; the
+/// next crawl builds it even when it has nothing else to do.
+#[test]
+fn the_next_crawl_builds_the_name_index_a_killed_one_left_dropped() {
+    let fx = fixture();
+    fx.write("a.rs", "fn alpha() {}\n");
+    fx.crawl(&CrawlOptions::default());
+    let conn = fx.store.connect().unwrap();
+    conn.execute_batch("DROP INDEX symbols_name").unwrap();
+    let (stats, _) = fx.crawl(&CrawlOptions::default());
+    assert_eq!(stats.parsed, 0, "the second crawl had nothing to parse");
+    assert_eq!(name_index_sql(&conn).as_deref(), Some(db::NAME_INDEX_SQL));
+}
+
+/// Over 100k stored symbols (other projects'), rebuilding the index would cost more than a
+/// cold crawl saves, so it stays; under that, it is dropped.
+#[test]
+fn a_cold_crawl_keeps_the_name_index_of_a_full_table() {
+    let fx = fixture();
+    let conn = fx.store.connect().unwrap();
+    let other = projects::ensure(&conn, Path::new("/elsewhere"), "other").unwrap();
+    conn.execute_batch(&format!(
+        "INSERT INTO files (id, project_id, path, language, size, mtime_ns, hash, lines, ascii)
+           VALUES (1, {other}, 'other.rs', 'rust', 0, 0, x'', 0, 1);
+         WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 100000)
+         INSERT INTO symbols (file_id, ordinal, name, kind, start_byte, end_byte, start_line,
+           start_col, end_line, end_col, sel_start_byte, sel_end_byte, sel_start_line,
+           sel_start_col, sel_end_line, sel_end_col, signature, declaration)
+         SELECT 1, i, 'n' || i, 'function', 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, '', 0 FROM n;"
+    ))
+    .unwrap();
+    assert!(!db::drop_name_index_for_bulk_load(&conn).unwrap());
+    assert!(name_index_sql(&conn).is_some());
+    conn.execute("DELETE FROM symbols WHERE ordinal > 99000", [])
+        .unwrap();
+    assert!(db::drop_name_index_for_bulk_load(&conn).unwrap());
+    assert!(name_index_sql(&conn).is_none());
+}
