@@ -477,7 +477,7 @@ fn bench_edits(path: &Path) {
 /// Where the crawl's time went. Per-file stages are summed over threads (compare with CPU).
 fn print_stages(st: &mira::index::crawl::StageTimes, wall: Duration) {
     println!(
-        "stages (cpu unless said): walk {} wall (overlapped); parse threads: read+hash {}, parse {}, extract {}; writer thread: symbols stage {}, code-search stage {} (of which FTS5 chunks {}, commits {} in both), idle {} wall; parsers blocked on the writer {} wall, waiting for the source budget {} wall; code-search stage's threads: chunks (code heads, redaction, identifier parts) {}",
+        "stages (cpu unless said): walk {} wall (overlapped); parse threads: read+hash {}, parse {}, extract {}; writer thread: symbols stage {}, code-search stage {} (of which FTS5 chunks {}, commits {} in both), idle {} wall; parsers blocked on the writer {} wall, waiting for the source budget {} wall; code-search stage's threads: chunks (code heads, redaction, identifier parts) {}; WAL checkpoints beside the writers {}",
         ms(st.walk),
         ms(st.read),
         ms(st.parse),
@@ -489,9 +489,11 @@ fn print_stages(st: &mira::index::crawl::StageTimes, wall: Duration) {
         ms(st.writer_idle),
         ms(st.parse_blocked),
         ms(st.parse_queued),
-        ms(st.chunks)
+        ms(st.chunks),
+        ms(st.checkpoint)
     );
-    let all = st.read + st.parse + st.extract + st.chunks + st.write + st.search_write;
+    let all =
+        st.read + st.parse + st.extract + st.chunks + st.write + st.search_write + st.checkpoint;
     let writer = st.write + st.search_write;
     println!(
         "the writer (serial) did {:.0}% of the crawl's CPU: with enough cores the cold wall cannot drop below {}; of the {} wall, parsers waited {} for the writer and the writer {} for them",

@@ -6,6 +6,7 @@
 //! content hash) are not parsed again. `CrawlStats::stages` says where time went.
 
 mod budget;
+mod checkpoint;
 mod chunks;
 mod first;
 mod stages;
@@ -306,9 +307,31 @@ pub fn crawl(
     sink: &(dyn Fn(FileUpdate) + Sync),
 ) -> rusqlite::Result<CrawlStats> {
     let started = Instant::now();
+    let clock = StageClock::default();
+    let mut stats = checkpoint::beside(conn, &clock, |conn| {
+        crawl_stages(
+            conn, project_id, root, opts, progress, sink, &clock, started,
+        )
+    })?;
+    stats.stages = clock.times();
+    stats.elapsed = started.elapsed();
+    Ok(stats)
+}
+
+/// The crawl's two stages on `conn` (its checkpoints are done beside it).
+#[allow(clippy::too_many_arguments)]
+fn crawl_stages(
+    conn: &mut Connection,
+    project_id: i64,
+    root: &Path,
+    opts: &CrawlOptions,
+    progress: &(dyn Fn(CrawlProgress) + Sync),
+    sink: &(dyn Fn(FileUpdate) + Sync),
+    clock: &StageClock,
+    started: Instant,
+) -> rusqlite::Result<CrawlStats> {
     let mut stats = CrawlStats::default();
     let known = db::file_rows(conn, project_id)?;
-    let clock = StageClock::default();
     let to_examine = AtomicUsize::new(0);
     let abort = AtomicBool::new(false);
     let limit = opts.max_file_bytes;
@@ -323,7 +346,7 @@ pub fn crawl(
     let parsed_all = AtomicBool::new(false);
     let writer_conn = &mut *conn;
     let (seen, parsed) = std::thread::scope(|scope| {
-        let (known, clock, abort, to_examine) = (&known, &clock, &abort, &to_examine);
+        let (known, clock, abort, to_examine) = (&known, clock, &abort, &to_examine);
         let walk = Walk {
             root,
             opts,
@@ -398,15 +421,13 @@ pub fn crawl(
         .into_inner()
         .unwrap_or_else(|e| e.into_inner())
         .unwrap_or(stats.stored_elapsed);
-    stats.chunked = chunks::run(conn, project_id, root, &parsed, &clock, progress)?;
+    stats.chunked = chunks::run(conn, project_id, root, &parsed, clock, progress)?;
     drop(parsed);
     stats.symbols = conn.query_row(
         "SELECT count(*) FROM symbols s JOIN files f ON f.id = s.file_id WHERE f.project_id = ?1",
         [project_id],
         |r| r.get::<_, i64>(0),
     )? as u64;
-    stats.stages = clock.times();
-    stats.elapsed = started.elapsed();
     Ok(stats)
 }
 

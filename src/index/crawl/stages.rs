@@ -50,6 +50,8 @@ pub struct StageTimes {
     pub parse_blocked: Duration,
     /// Parsers waiting for room in the source budget (`budget.rs`): large files parsed at once.
     pub parse_queued: Duration,
+    /// The WAL checkpointer's CPU (`checkpoint.rs`), beside both writers.
+    pub checkpoint: Duration,
 }
 
 #[derive(Clone, Copy)]
@@ -66,12 +68,13 @@ pub(crate) enum Stage {
     WriterIdle,
     ParseBlocked,
     ParseQueued,
+    Checkpoint,
 }
 
 /// Shared counters the crawl's threads add to.
 #[derive(Default)]
 pub(crate) struct StageClock {
-    nanos: [AtomicU64; 12],
+    nanos: [AtomicU64; 13],
 }
 
 impl StageClock {
@@ -102,6 +105,7 @@ impl StageClock {
             writer_idle: get(Stage::WriterIdle),
             parse_blocked: get(Stage::ParseBlocked),
             parse_queued: get(Stage::ParseQueued),
+            checkpoint: get(Stage::Checkpoint),
         }
     }
 }
