@@ -309,9 +309,15 @@ pub fn crawl(
     let started = Instant::now();
     let clock = StageClock::default();
     let mut stats = checkpoint::beside(conn, &clock, |conn| {
-        crawl_stages(
+        let out = crawl_stages(
             conn, project_id, root, opts, progress, sink, &clock, started,
-        )
+        );
+        // Every crawl, cold or not, whatever its stages returned. Last, not after the symbol
+        // rows: the sort's memory then adds to a process no longer holding parse trees.
+        let indexed = clock.time(Stage::Write, || db::ensure_name_index(conn));
+        let out = out?;
+        indexed?;
+        Ok(out)
     })?;
     stats.stages = clock.times();
     stats.elapsed = started.elapsed();

@@ -7,9 +7,9 @@
 //! size, mtime and hash and redoes only what is missing. Chunks come in the second stage
 //! (`chunks.rs`), which resumes from `files.chunks_done`.
 //!
-//! A cold crawl into a small symbols table drops the name index first and builds it once at
-//! the end (`db::drop_name_index_for_bulk_load`, `db::ensure_name_index`); every crawl ends by
-//! building it if missing, so a kill between the two costs only the next crawl a sort.
+//! A cold crawl into a small symbols table drops the name index first, and the crawl builds it
+//! once at its end (`db::drop_name_index_for_bulk_load`, `db::ensure_name_index`); every crawl
+//! ends by building it if missing, so a kill between the two costs only the next crawl a sort.
 
 use super::stages::{Stage, StageClock};
 use super::{
@@ -93,12 +93,8 @@ impl Writer<'_> {
             if self.known.is_empty() {
                 db::drop_name_index_for_bulk_load(conn)?;
             }
-            let out = without_foreign_key_checks(conn, |conn| self.write_all(conn, &rx, stats));
-            // Every crawl, cold or not, and whatever the writer returned.
-            let indexed = db::ensure_name_index(conn);
-            let out = out?;
-            indexed?;
-            Ok(out)
+            // Built again at the end of the crawl (`crawl`), when less is held in memory.
+            without_foreign_key_checks(conn, |conn| self.write_all(conn, &rx, stats))
         });
         if result.is_err() {
             self.shared.abort.store(true, Ordering::Relaxed);
