@@ -90,10 +90,6 @@ impl Writer<'_> {
         stats: &mut CrawlStats,
     ) -> rusqlite::Result<Written> {
         let result = self.shared.clock.time(Stage::Write, || {
-            if self.known.is_empty() {
-                db::drop_name_index_for_bulk_load(conn)?;
-            }
-            // Built again at the end of the crawl (`crawl`), when less is held in memory.
             without_foreign_key_checks(conn, |conn| self.write_all(conn, &rx, stats))
         });
         if result.is_err() {
@@ -109,6 +105,10 @@ impl Writer<'_> {
         stats: &mut CrawlStats,
     ) -> rusqlite::Result<Written> {
         let mut tally = Tally::default();
+        // Decided at the first parsed file, not before: a folder with nothing to index (or
+        // only files skipped) would otherwise drop and rebuild the index, and change the
+        // schema under every other connection, on each start. Built again at the crawl's end.
+        let mut bulk_load = self.known.is_empty();
         loop {
             let first = match self.next(rx) {
                 Ok(item) => match self.take(item, &mut tally, stats) {
@@ -118,6 +118,10 @@ impl Writer<'_> {
                 Err(RecvTimeoutError::Timeout) => continue,
                 Err(RecvTimeoutError::Disconnected) => return Ok((tally.seen, tally.parsed)),
             };
+            if bulk_load && matches!(first.1, Outcome::Parsed { .. }) {
+                bulk_load = false;
+                db::drop_name_index_for_bulk_load(conn)?;
+            }
             if self.batch(conn, first, rx, &mut tally, stats)? {
                 return Ok((tally.seen, tally.parsed));
             }

@@ -437,3 +437,22 @@ fn a_cold_crawl_keeps_the_name_index_of_a_full_table() {
     assert!(db::drop_name_index_for_bulk_load(&conn).unwrap());
     assert!(name_index_sql(&conn).is_none());
 }
+
+/// A folder with nothing to parse is cold on every start: its crawl must not drop and rebuild
+/// the name index each time, since that changes the schema under every other connection.
+#[test]
+fn a_crawl_with_nothing_to_parse_leaves_the_schema_alone() {
+    let fx = fixture();
+    fx.write("README.md", "no source here\n");
+    fx.write("data.bin", [0u8, 1, 2, 3]);
+    let conn = fx.store.connect().unwrap();
+    let version = |c: &rusqlite::Connection| -> i64 {
+        c.query_row("PRAGMA schema_version", [], |r| r.get(0))
+            .unwrap()
+    };
+    let before = version(&conn);
+    fx.crawl(&CrawlOptions::default());
+    fx.crawl(&CrawlOptions::default());
+    assert_eq!(version(&conn), before, "the crawl changed the schema");
+    assert_eq!(name_index_sql(&conn).as_deref(), Some(db::NAME_INDEX_SQL));
+}
