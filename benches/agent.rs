@@ -1,9 +1,10 @@
 //! Benchmark of the agent (prints figures; budgets in docs/benchmarks.md):
 //! - context assembly over a realistic store (verbatim history near the summarisation
 //!   threshold, summaries, hundreds of older messages for recall) — budget p99 ≤ 30 ms
-//! - Mira's added time to first token: `Agent::run` → first streamed text, minus a bare
-//!   provider call → first text, both against the loopback mock — budget p99 ≤ 5 ms
-//!   (docs/benchmarks.md; it includes storing the question and assembling the context)
+//! - Mira's own time to first token: from `Agent::run` to the provider holding the whole
+//!   request, plus from the provider writing the first text to the host seeing it, against
+//!   the loopback mock on its own thread — budget p99 ≤ 5 ms (docs/benchmarks.md; it
+//!   includes storing the question, assembling the context, redacting and serialising)
 //!
 //! Run: `cargo bench --bench agent` (release build).
 
@@ -174,7 +175,7 @@ fn main() {
         .enable_all()
         .build()
         .unwrap();
-    let mock = rt.block_on(MockLlm::start(Wire::Responses));
+    let mock = MockLlm::start_in_background(Wire::Responses);
     let mut settings = ProviderSettings::new(ProviderKind::OpenAi, mock.base_url(), "gpt-5.1")
         .with_key(SecretString::from("bench-key"));
     settings.retry.max_attempts = 1;
@@ -250,9 +251,19 @@ fn main() {
         }
     );
 
-    // 2. Added time to first token, against the mock with no delay of its own.
-    let reply =
-        || Reply::turn(Wire::Responses, &Turn::text(&["first", " token"])).gap(Duration::ZERO);
+    // 2. Mira's own time to first token. The provider here is a mock on its own thread; what
+    // it spends reading, parsing and checking a 180 KB request is a provider's time, not
+    // Mira's, so each call is cut into the spans that are Mira's: from the question to the
+    // provider holding the whole request (storing, context, redaction, serialising,
+    // sending), and from the provider writing the first text to the host seeing it
+    // (HTTP, SSE parsing, the turn's bookkeeping). A bare client call with a 20-byte prompt
+    // is measured the same way, for reference: the floor of any HTTP client.
+    let turn = Turn::text(&["first", " token"]);
+    let text_frame = mock_llm::render(Wire::Responses, &turn)
+        .iter()
+        .position(|f| f.contains("output_text.delta"))
+        .expect("a text delta frame");
+    let reply = || Reply::turn(Wire::Responses, &turn).gap(Duration::ZERO);
     let client = Client::new(settings.clone()).unwrap();
     let bare_req = Request {
         system: "You are Mira.".into(),
@@ -260,8 +271,15 @@ fn main() {
         tools: Vec::new(),
         effort: None,
     };
-    let mut bare = Vec::new();
-    let mut full = Vec::new();
+    let spans = |n: usize, started: Instant, first: Instant| {
+        let call = mock.request(n).expect("the call reached the mock");
+        let frames = mock.frames_sent(n);
+        let to_provider = call.received.saturating_duration_since(started);
+        let to_host = first.saturating_duration_since(frames[text_frame]);
+        (to_provider, to_host)
+    };
+    let mut served = mock.requests().len();
+    let (mut bare_out, mut bare_in, mut bare) = (Vec::new(), Vec::new(), Vec::new());
     let n = 100;
     for _ in 0..n {
         mock.push(reply());
@@ -271,19 +289,25 @@ fn main() {
             &bare_req,
             &mut |_| {
                 if first.is_none() {
-                    first = Some(t.elapsed());
+                    first = Some(Instant::now());
                 }
             },
             &CancellationToken::new(),
         ))
         .map_err(|f| f.error)
         .unwrap();
-        bare.push(first.unwrap());
+        let (out, back) = spans(served, t, first.unwrap());
+        served += 1;
+        bare_out.push(out);
+        bare_in.push(back);
+        bare.push(out + back);
     }
+    let (mut full_out, mut full_in, mut full) = (Vec::new(), Vec::new(), Vec::new());
     for i in 0..n {
         mock.push(reply());
+        let started = Instant::now();
         let host = FirstText {
-            started: Mutex::new(Some(Instant::now())),
+            started: Mutex::new(Some(started)),
             first: Mutex::new(None),
         };
         let out = rt.block_on(agent.run(
@@ -295,20 +319,28 @@ fn main() {
             &CancellationToken::new(),
         ));
         assert_eq!(out.status, TurnStatus::Completed, "{:?}", out.error);
-        full.push(host.first.lock().unwrap().unwrap());
+        let first = started + host.first.lock().unwrap().unwrap();
+        let (out, back) = spans(served, started, first);
+        served += 1;
+        full_out.push(out);
+        full_in.push(back);
+        full.push(out + back);
     }
-    let (bare50, bare99) = report("first token: bare provider call", bare);
-    let (full50, full99) = report("first token: Agent::run (store + context)", full);
-    let added50 = full50.saturating_sub(bare50);
-    let added99 = full99.saturating_sub(bare99);
+    println!("first token, Mira's own spans (the provider's time left out):");
+    report("bare client: request → provider holds it", bare_out);
+    report("bare client: provider's text → callback", bare_in);
+    report("bare client: sum", bare);
+    report("Agent::run: question → provider holds it", full_out);
+    report("Agent::run: provider's text → host", full_in);
+    let (full50, full99) = report("Agent::run: sum", full);
     println!(
-        "Mira's added time to first token: median {}  p99 {}",
-        ms(added50),
-        ms(added99)
+        "Mira's own time to first token: median {}  p99 {}",
+        ms(full50),
+        ms(full99)
     );
     println!(
         "  budget p99 ≤ 5 ms: {}",
-        if added99 <= Duration::from_millis(5) {
+        if full99 <= Duration::from_millis(5) {
             "met"
         } else {
             "MISSED"

@@ -16,6 +16,10 @@ pub struct Request {
     pub headers: Vec<(String, String)>,
     pub raw: String,
     pub body: Value,
+    /// When the last byte of the body was read, before the mock parsed anything: what came
+    /// before is the client's time, what comes after the server's.
+    #[allow(dead_code)] // read by benches/agent.rs
+    pub received: std::time::Instant,
 }
 
 impl Request {
@@ -156,6 +160,7 @@ pub async fn read_request(sock: &mut TcpStream) -> Option<Request> {
         }
         buf.extend_from_slice(&tmp[..n]);
     }
+    let received = std::time::Instant::now();
     let raw = String::from_utf8_lossy(&buf[header_end..]).to_string();
     let body = serde_json::from_str(&raw).unwrap_or(Value::Null);
     Some(Request {
@@ -163,5 +168,6 @@ pub async fn read_request(sock: &mut TcpStream) -> Option<Request> {
         headers,
         raw,
         body,
+        received,
     })
 }

@@ -185,6 +185,9 @@ struct State {
     violations: Vec<String>,
     /// Responses served so far: id → the call ids they made.
     responses: std::collections::HashMap<String, Vec<String>>,
+    /// Per request, when each frame of its answer was written (benches: the spans between
+    /// the provider's bytes and the client's are the client's own time).
+    sent: Vec<Vec<std::time::Instant>>,
 }
 
 #[derive(Clone)]
@@ -226,6 +229,24 @@ impl MockLlm {
 
     pub fn requests(&self) -> Vec<Captured> {
         self.state.lock().unwrap().requests.clone()
+    }
+
+    /// Request `n` (0-based), without copying the others.
+    #[allow(dead_code)] // called by benches/agent.rs
+    pub fn request(&self, n: usize) -> Option<Captured> {
+        self.state.lock().unwrap().requests.get(n).cloned()
+    }
+
+    /// When each frame of the answer to request `n` (0-based) was written.
+    #[allow(dead_code)] // called by benches/agent.rs
+    pub fn frames_sent(&self, n: usize) -> Vec<std::time::Instant> {
+        self.state
+            .lock()
+            .unwrap()
+            .sent
+            .get(n)
+            .cloned()
+            .unwrap_or_default()
     }
 
     pub fn violations(&self) -> Vec<String> {
@@ -275,8 +296,10 @@ async fn serve(wire: Wire, state: Arc<Mutex<State>>, mut sock: TcpStream) {
         st.violations
             .extend(problems.into_iter().map(|p| format!("request #{n}: {p}")));
         st.requests.push(req);
-        st.script.pop_front()
+        st.sent.push(Vec::new());
+        (n, st.script.pop_front())
     };
+    let (n, reply) = reply;
     let reply = reply.unwrap_or_else(|| {
         state
             .lock()
@@ -321,6 +344,7 @@ async fn serve(wire: Wire, state: Arc<Mutex<State>>, mut sock: TcpStream) {
                 if http::chunk(&mut sock, frame).await.is_err() {
                     return;
                 }
+                state.lock().unwrap().sent[n].push(std::time::Instant::now());
                 tokio::time::sleep(gap).await;
             }
             http::end_stream(&mut sock).await;
