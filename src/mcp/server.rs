@@ -88,10 +88,8 @@ impl MiraMcp {
         args: T::Args,
     ) -> Result<CallToolResult, McpError> {
         let project = self.inner.projects.current().await;
-        let root = project.root.clone();
-        let files = tokio::task::spawn_blocking(move || FileGuard::load(&root, false))
-            .await
-            .map_err(|e| McpError::internal_error(e.to_string(), None))?;
+        // The rules are read at the tool's first check, beside its own file reads.
+        let files = FileGuard::load(&project.root, false);
         let cancel = CancellationToken::new();
         let cx = ToolContext {
             root: &project.root,
