@@ -4,6 +4,7 @@
 //! second process waits on `busy_timeout` for the write lock instead of failing later with
 //! "database is locked" when a deferred transaction tries to upgrade.
 
+mod checkpoint;
 mod fts_rank;
 mod migrate;
 pub mod projects;
@@ -61,6 +62,7 @@ pub enum StoreError {
 struct Inner {
     path: PathBuf,
     conn: Mutex<Connection>,
+    checkpoints: checkpoint::Checkpoints,
 }
 
 /// A handle on the store; cheap to clone. All methods block: call them from
@@ -89,6 +91,7 @@ impl Store {
             inner: Arc::new(Inner {
                 path: path.to_path_buf(),
                 conn: Mutex::new(conn),
+                checkpoints: checkpoint::Checkpoints::new(path),
             }),
         })
     }
@@ -119,7 +122,8 @@ impl Store {
         Ok(out)
     }
 
-    /// Run `f` in a `BEGIN IMMEDIATE` transaction; commit on `Ok`, roll back on `Err`.
+    /// Run `f` in a `BEGIN IMMEDIATE` transaction; commit on `Ok`, roll back on `Err`. The WAL
+    /// is checkpointed beside it, not in its commit ([`checkpoint`]).
     pub fn write<T, E: From<rusqlite::Error>>(
         &self,
         f: impl FnOnce(&Transaction) -> Result<T, E>,
@@ -128,6 +132,7 @@ impl Store {
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
         let out = f(&tx)?;
         tx.commit()?;
+        self.inner.checkpoints.committed(&conn);
         Ok(out)
     }
 

@@ -157,3 +157,35 @@ fn code_fts_keeps_its_bulk_write_settings() {
     assert_eq!(setting("hashsize"), 4 * 1024 * 1024);
     assert_eq!(setting("automerge"), 8);
 }
+
+/// What a write commits reaches the database file without that commit checkpointing: the
+/// writing connection's autocheckpoint is the 32 MB backstop, the write is 2 MB (under
+/// SQLite's default 4 MB too), and the store's checkpoint thread copies it.
+#[test]
+fn writes_reach_the_database_file_from_beside_the_writer() {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("mira.db");
+    let store = Store::open(&path).unwrap();
+    let empty = std::fs::metadata(&path).unwrap().len();
+    store
+        .write(|tx| {
+            tx.execute_batch(
+                "CREATE TABLE filler (b BLOB);
+                 WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 512)
+                 INSERT INTO filler SELECT randomblob(4096) FROM n;",
+            )
+        })
+        .unwrap();
+    let own: i64 = store
+        .read(|c| c.pragma_query_value(None, "wal_autocheckpoint", |r| r.get(0)))
+        .unwrap();
+    assert_eq!(own, checkpoint::BACKSTOP_PAGES);
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while std::fs::metadata(&path).unwrap().len() < empty + 2_000_000 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "nothing was checkpointed into the database file in 20 s"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
