@@ -478,8 +478,12 @@ pub fn search(
         out.push(r?);
     }
     let mut stmt = conn.prepare_cached(
-        "SELECT m.id, m.content FROM messages_fts f JOIN messages m ON m.id = f.rowid
-         WHERE messages_fts MATCH ?1 AND m.id < ?2 ORDER BY bm25(messages_fts) LIMIT ?3",
+        // Ranked inside FTS5 first, the rowid bound pushed down to it: joining first read
+        // every matching message's text before the sort kept four.
+        "SELECT m.id, m.content FROM (
+             SELECT rowid AS id, bm25(messages_fts) AS score FROM messages_fts
+             WHERE messages_fts MATCH ?1 AND rowid < ?2 ORDER BY score LIMIT ?3
+         ) top JOIN messages m ON m.id = top.id ORDER BY top.score",
     )?;
     for r in stmt.query_map(params![q, before.unwrap_or(i64::MAX), limit as i64], |r| {
         Ok(Hit {
@@ -669,7 +673,79 @@ pub fn usage(conn: &Connection, since_ms: i64) -> rusqlite::Result<Vec<UsageRow>
 
 #[cfg(test)]
 mod tests {
-    use super::fts_query;
+    use super::*;
+    use crate::store::{Store, StoreError};
+
+    /// Past conversation is ranked inside FTS5 with the `before` bound pushed down to it: the
+    /// same order as ranking a join, none at or after the bound, tool output never.
+    #[test]
+    fn search_ranks_earlier_messages_and_stops_at_the_bound() {
+        let home = tempfile::tempdir().unwrap();
+        let store = Store::open(&home.path().join("mira.db")).unwrap();
+        let said = [
+            "the billing retry waits an hour",
+            "the billing retry backs off: retry after one hour, then retry after six",
+            "the parser reads ropes",
+            "billing retry backs off twice as long each time, retry retry",
+        ];
+        let ids: Vec<i64> = store
+            .write(|tx| {
+                let turn = begin_turn(
+                    tx,
+                    &NewTurn {
+                        public_id: "t-1",
+                        project_id: None,
+                        source: "test",
+                        provider: ProviderKind::OpenAi,
+                        model: "m",
+                        effort: None,
+                    },
+                )?;
+                let mut ids = Vec::new();
+                for text in said {
+                    ids.push(append(tx, turn, &Item::User(text.into()), false)?);
+                }
+                let result = ToolResult {
+                    call_id: "c".into(),
+                    content: "retry retry retry billing billing".into(),
+                    is_error: false,
+                };
+                append(tx, turn, &Item::ToolResult(result), false)?;
+                Ok::<_, StoreError>(ids)
+            })
+            .unwrap();
+        let found = |before| {
+            store
+                .read(|c| search(c, "How does the billing retry work?", 4, before))
+                .unwrap()
+                .into_iter()
+                .map(|h| h.id)
+                .collect::<Vec<_>>()
+        };
+        // The order a join ranked by `bm25()` gives (the query before this one).
+        let joined = |before: Option<i64>| {
+            store
+                .read(|c| {
+                    let q = fts_query("How does the billing retry work?").unwrap();
+                    c.prepare(
+                        "SELECT m.id FROM messages_fts f JOIN messages m ON m.id = f.rowid
+                         WHERE messages_fts MATCH ?1 AND m.id < ?2
+                         ORDER BY bm25(messages_fts) LIMIT 4",
+                    )?
+                    .query_map(params![q, before.unwrap_or(i64::MAX)], |r| r.get(0))?
+                    .collect::<rusqlite::Result<Vec<i64>>>()
+                })
+                .unwrap()
+        };
+        let all = found(None);
+        assert_eq!(all, joined(None));
+        let mut set = all.clone();
+        set.sort();
+        assert_eq!(set, [ids[0], ids[1], ids[3]]);
+        assert_eq!(found(Some(ids[3])), joined(Some(ids[3])));
+        assert!(!found(Some(ids[3])).contains(&ids[3]));
+        assert_eq!(found(Some(ids[0])), Vec::<i64>::new());
+    }
 
     #[test]
     fn a_question_becomes_its_content_words_and_a_huge_paste_a_short_query() {
