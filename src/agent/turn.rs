@@ -278,7 +278,7 @@ impl Agent {
             effort: Some(effort),
         };
         // The client redacts every request once more; the preview shows the same bytes.
-        Ok((request.redacted(&known), assembled.sections))
+        Ok((request.redacted(&known).into_owned(), assembled.sections))
     }
 
     /// The budgets for this provider's model: its window (learned from the server once, or
@@ -411,14 +411,16 @@ impl Agent {
             host,
             cancel,
             row,
-            effort,
-            system: self.system_prompt(&assembled.system),
-            tools: if assembled.with_tools {
-                specs
-            } else {
-                Vec::new()
+            request: Request {
+                system: self.system_prompt(&assembled.system),
+                items,
+                tools: if assembled.with_tools {
+                    specs
+                } else {
+                    Vec::new()
+                },
+                effort: Some(effort),
             },
-            items,
             out,
             model_calls: 0,
             tool_calls: 0,
@@ -661,10 +663,8 @@ struct Turn<'a> {
     cancel: &'a CancellationToken,
     /// The turn's row.
     row: i64,
-    effort: Effort,
-    system: String,
-    tools: Vec<ToolSpec>,
-    items: Vec<Item>,
+    /// What the next model call sends: the history grows by each answer and tool result.
+    request: Request,
     out: TurnOutcome,
     model_calls: u32,
     tool_calls: u32,
@@ -726,12 +726,7 @@ impl Turn<'_> {
 
     /// One model call, its text streamed to the host. A failed call keeps what was said.
     async fn call_model(&mut self) -> Result<Completion, TurnStatus> {
-        let req = Request {
-            system: self.system.clone(),
-            items: self.items.clone(),
-            tools: self.tools.clone(),
-            effort: Some(self.effort),
-        };
+        let req = &self.request;
         self.model_calls += 1;
         let host = self.host;
         let text = &mut self.out.text;
@@ -745,7 +740,7 @@ impl Turn<'_> {
         };
         let result = self
             .client
-            .complete_after(&req, self.previous.as_ref(), &mut on_delta, self.cancel)
+            .complete_after(req, self.previous.as_ref(), &mut on_delta, self.cancel)
             .await;
         let f = match result {
             Ok(c) => return Ok(c),
@@ -836,10 +831,10 @@ impl Turn<'_> {
                 _ => None,
             })
             .collect();
-        self.items.extend(produced);
+        self.request.items.extend(produced);
         self.previous = chain_from.map(|response_id| Previous {
             response_id,
-            items: self.items.len(),
+            items: self.request.items.len(),
         });
         Ok(calls)
     }
@@ -884,7 +879,7 @@ impl Turn<'_> {
                     }
                 }
             };
-            self.items.push(Item::ToolResult(result));
+            self.request.items.push(Item::ToolResult(result));
         }
         if limited {
             self.out.error = Some(format!(
