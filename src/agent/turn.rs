@@ -263,10 +263,23 @@ impl Agent {
         if let Some(too_long) = assembled.too_long {
             return Err(too_long.message(&window.unwrap_or(Window::ASSUMED)));
         }
-        let mut items = assembled.history;
-        items.push(Item::User(assembled.user));
         let effort = self.effort_for(ask, &question);
         let known = self.redactor.known();
+        let (request, sections) = self.first_request(assembled, specs, effort);
+        // The client redacts every request once more; the preview shows the same bytes.
+        Ok((request.redacted(&known).into_owned(), sections))
+    }
+
+    /// A turn's first model call from its assembled context: the preview shows what the turn
+    /// sends because both build it here.
+    fn first_request(
+        &self,
+        assembled: Assembled,
+        specs: Vec<ToolSpec>,
+        effort: Effort,
+    ) -> (Request, Vec<context::SectionReport>) {
+        let mut items = assembled.history;
+        items.push(Item::User(assembled.user));
         let request = Request {
             system: self.system_prompt(&assembled.system),
             items,
@@ -277,8 +290,7 @@ impl Agent {
             },
             effort: Some(effort),
         };
-        // The client redacts every request once more; the preview shows the same bytes.
-        Ok((request.redacted(&known).into_owned(), assembled.sections))
+        (request, assembled.sections)
     }
 
     /// The budgets for this provider's model: its window (learned from the server once, or
@@ -390,8 +402,7 @@ impl Agent {
             self.end_unanswered(client, ask, row, error).await;
             return out;
         }
-        let mut items = assembled.history;
-        items.push(Item::User(assembled.user));
+        let (request, _) = self.first_request(assembled, specs, effort);
         let files = FileGuard::load(&ask.project.root, self.settings.allow_sensitive);
         let cx = ToolContext {
             root: &ask.project.root,
@@ -411,16 +422,7 @@ impl Agent {
             host,
             cancel,
             row,
-            request: Request {
-                system: self.system_prompt(&assembled.system),
-                items,
-                tools: if assembled.with_tools {
-                    specs
-                } else {
-                    Vec::new()
-                },
-                effort: Some(effort),
-            },
+            request,
             out,
             model_calls: 0,
             tool_calls: 0,
