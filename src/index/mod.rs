@@ -19,6 +19,7 @@ mod refs_text;
 mod registry;
 pub mod search;
 pub mod service;
+mod stem;
 pub mod table;
 pub mod vectors;
 mod watch;

@@ -11,12 +11,17 @@
 use rusqlite::{Connection, Transaction, params};
 
 use super::model::{FileSymbols, Symbol};
+use super::stem::{stem_words, stemmed};
 use crate::text::{fts_terms, identifier_tokens, is_identifier_query, split_identifier};
 
-/// Lines of a symbol's code that go into its chunk (and into what the model is shown).
-pub const HEAD_LINES: usize = 16;
+/// Lines of a symbol's code that go into its chunk. Four lines (at most [`HEAD_BYTES`]) rank
+/// as well as sixteen (1,200 bytes) did on the code-search eval, dev hit@5 0.522 → 0.530,
+/// held out 0.477 → 0.470, and cut the cold index's code-search stage by a quarter
+/// (docs/benchmarks.md): most of a longer head is the body, whose words the name, signature
+/// and doc already carry or that ranks noise.
+pub const HEAD_LINES: usize = 4;
 /// Bytes of a symbol's code that go into its chunk at most.
-pub const HEAD_BYTES: usize = 1200;
+pub const HEAD_BYTES: usize = 400;
 /// Candidates each retriever contributes before fusion.
 pub const CANDIDATES: usize = 60;
 
@@ -33,7 +38,7 @@ pub fn head_of(s: &Symbol, source: &[u8]) -> String {
         out.push_str(line);
         out.push('\n');
     }
-    // The head goes into code_fts and the embedder: no secret literal in either.
+    // The head goes into code_fts: no secret literal in it.
     crate::redact::redact(&out).into_owned()
 }
 
@@ -63,12 +68,20 @@ pub struct Chunk {
 }
 
 impl Chunk {
+    /// Each column's words stemmed here, on the thread that cut the chunk ([`super::stem`]).
     pub fn new(s: &Symbol, head: &str) -> Chunk {
+        let column = |parts: &[&str]| {
+            let mut out = String::with_capacity(parts.iter().map(|p| p.len()).sum());
+            for p in parts {
+                stem_words(p, &mut out);
+            }
+            out
+        };
         Chunk {
-            name: name_column(s),
-            signature: format!("{}\n{}", s.signature, identifier_tokens(&s.signature)),
-            doc: s.doc.clone().unwrap_or_default(),
-            body: format!("{head}\n{}", identifier_tokens(head)),
+            name: column(&[&name_column(s)]),
+            signature: column(&[&s.signature, &identifier_tokens(&s.signature)]),
+            doc: column(&[s.doc.as_deref().unwrap_or_default()]),
+            body: column(&[head, &identifier_tokens(head)]),
         }
     }
 }
@@ -315,9 +328,23 @@ fn query_words(query: &str) -> Vec<Vec<String>> {
                     spellings.push(quoted);
                 }
             }
-            spellings
+            spellings.iter().filter_map(|s| stemmed_term(s)).collect()
         })
+        .filter(|spellings: &Vec<String>| !spellings.is_empty())
         .collect()
+}
+
+/// A quoted term as the chunks were written: its words stemmed ([`super::stem`]), quoted
+/// again (a phrase, should it hold several; stems are letters and digits, nothing to escape).
+/// `None` when no word is left.
+fn stemmed_term(quoted: &str) -> Option<String> {
+    let text = quoted
+        .strip_prefix('"')
+        .and_then(|t| t.strip_suffix('"'))
+        .unwrap_or(quoted)
+        .replace("\"\"", "\"");
+    let words = stemmed(&text);
+    (!words.is_empty()).then(|| format!("\"{words}\""))
 }
 
 /// What a question (more than one word) asks for is code: an impl block, a field or

@@ -17,6 +17,9 @@ pub struct CodeSpace {
 
 /// Each space's table is this prefix and its embedder's id.
 const TABLE_PREFIX: &str = "code_vec_";
+/// Lines of a symbol's code a chunk vector embeds: the fused ranking's weights were chosen
+/// with sixteen (`CodeWeights`), so they stay, though the FTS5 chunk keeps four.
+const EMBED_LINES: usize = 16;
 
 impl CodeSpace {
     fn table(&self) -> String {
@@ -179,7 +182,7 @@ fn pending(
         let head: String = text
             .as_deref()
             .map(|t| {
-                let n = (end.saturating_sub(start) as usize + 1).min(super::search::HEAD_LINES);
+                let n = (end.saturating_sub(start) as usize + 1).min(EMBED_LINES);
                 t.lines()
                     .skip(start as usize)
                     .take(n)

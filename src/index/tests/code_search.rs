@@ -101,8 +101,9 @@ fn a_question_meets_the_abbreviations_code_uses() {
     );
 }
 
-/// A database of schema 8 (code_fts without stemming) is migrated: the table is stemmed and
-/// empty, every file waits for its chunks, and the next crawl writes them without a change
+/// A database of schema 8 (code_fts without stemming) is migrated: the table is rebuilt
+/// empty for chunks stemmed by Mira (migration 11: no `porter` of its own, 10's settings
+/// kept), every file waits for its chunks, and the next crawl writes them without a change
 /// to any file.
 #[test]
 fn an_older_index_gets_stemmed_chunks_on_the_next_crawl() {
@@ -125,7 +126,7 @@ fn an_older_index_gets_stemmed_chunks_on_the_next_crawl() {
     drop(conn);
 
     let store = Store::open(&db_path).unwrap();
-    let (sql, waiting): (String, i64) = store
+    let (sql, waiting, hashsize): (String, i64, i64) = store
         .read(|c| {
             Ok((
                 c.query_row(
@@ -138,10 +139,16 @@ fn an_older_index_gets_stemmed_chunks_on_the_next_crawl() {
                     [],
                     |r| r.get(0),
                 )?,
+                c.query_row(
+                    "SELECT v FROM code_fts_config WHERE k = 'hashsize'",
+                    [],
+                    |r| r.get(0),
+                )?,
             ))
         })
         .unwrap();
-    assert!(sql.contains("porter"), "{sql}");
+    assert!(!sql.contains("porter"), "chunks arrive stemmed: {sql}");
+    assert_eq!(hashsize, 4 << 20, "10's setting survives the rebuild");
     assert_eq!(waiting, 1, "the file waits for its chunks");
     let pid = store.read(|c| projects::find(c, &root)).unwrap().unwrap();
     assert!(ask(&store, pid, "parsing header").is_empty());
