@@ -400,7 +400,7 @@ fn crawl_stages(
         let stats = &mut stats;
         scope
             .spawn(move || {
-                super::priority::background();
+                super::priority::behind_parsers();
                 writer.run(writer_conn, done_rx, stats)
             })
             .join()
