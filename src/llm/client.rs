@@ -15,6 +15,15 @@ use super::{
     Request, TimeoutKind, Window, WindowSource, anthropic, chat, local, openai,
 };
 
+/// A request body on its way out: the Responses body typed and borrowed, the other formats
+/// still built as a JSON tree.
+#[derive(serde::Serialize)]
+#[serde(untagged)]
+enum Body<'a> {
+    Typed(openai::Body<'a>),
+    Tree(serde_json::Value),
+}
+
 /// A configured provider. Cheap to clone (reqwest pools connections behind an Arc).
 #[derive(Clone)]
 pub struct Client {
@@ -109,33 +118,37 @@ impl Client {
 
     /// The JSON body this client would send for `req`.
     pub fn body(&self, req: &Request) -> serde_json::Value {
-        self.body_after(req, None)
+        serde_json::to_value(self.body_after(req, None)).expect("request bodies serialise")
     }
 
-    fn body_after(&self, req: &Request, previous: Option<&Previous>) -> serde_json::Value {
+    fn body_after<'a>(&'a self, req: &'a Request, previous: Option<&'a Previous>) -> Body<'a> {
         // Once the window is known, the answer's cap leaves room for the prompt (a small
         // local model must not be asked for 8,192 tokens out of 2,048).
-        let fitted;
         let configured = self.settings.context_window.map(|tokens| Window {
             tokens,
             source: WindowSource::Configured,
         });
-        let s = match configured.as_ref().or(self.window.get()) {
-            Some(w)
-                if w.output_reserve(self.settings.max_output_tokens)
-                    < self.settings.max_output_tokens as usize =>
-            {
-                let mut s = self.settings.clone();
-                s.max_output_tokens = w.output_reserve(s.max_output_tokens) as u32;
-                fitted = s;
-                &fitted
+        let max = self.settings.max_output_tokens;
+        let max = match configured.as_ref().or(self.window.get()) {
+            Some(w) if w.output_reserve(max) < max as usize => w.output_reserve(max) as u32,
+            _ => max,
+        };
+        let s = &self.settings;
+        // The formats still built as a tree read the cap from their settings.
+        let tree = |body: fn(&ProviderSettings, &Request) -> serde_json::Value| {
+            if max == s.max_output_tokens {
+                return Body::Tree(body(s, req));
             }
-            _ => &self.settings,
+            let fitted = ProviderSettings {
+                max_output_tokens: max,
+                ..s.clone()
+            };
+            Body::Tree(body(&fitted, req))
         };
         match s.kind {
-            ProviderKind::OpenAi => openai::body(s, req, previous),
-            ProviderKind::OpenAiChat => chat::body(s, req),
-            ProviderKind::Anthropic => anthropic::body(s, req),
+            ProviderKind::OpenAi => Body::Typed(openai::body(s, max, req, previous)),
+            ProviderKind::OpenAiChat => tree(chat::body),
+            ProviderKind::Anthropic => tree(anthropic::body),
         }
     }
 

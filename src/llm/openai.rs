@@ -4,8 +4,8 @@
 use std::collections::HashMap;
 
 use eventsource_stream::Event;
-use serde::Deserialize;
-use serde_json::{Value, json};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 use super::sse::{OpenAiUsage, StreamParser, decode};
 use super::{
@@ -32,71 +32,177 @@ pub(super) fn reasoning_effort(model: &str, effort: Effort) -> Option<&'static s
     })
 }
 
-pub(super) fn body(s: &ProviderSettings, req: &Request, previous: Option<&Previous>) -> Value {
+/// A Responses request body, borrowing the request's texts: serialised straight to bytes, not
+/// built as a `serde_json::Value` tree first (a copy of every text and an allocation per node:
+/// 0.7 ms of a 180 KB request, most of it, on the way to the first token).
+#[derive(Serialize)]
+pub(super) struct Body<'a> {
+    model: &'a str,
+    instructions: &'a str,
+    input: Vec<Input<'a>>,
+    stream: bool,
+    store: bool,
+    max_output_tokens: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    previous_response_id: Option<&'a str>,
+    /// Stateless: reasoning must travel with the conversation, encrypted.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    include: Option<[&'static str; 1]>,
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    tools: Vec<Tool<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tool_choice: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    parallel_tool_calls: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reasoning: Option<ReasoningParam>,
+}
+
+#[derive(Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum Input<'a> {
+    Message {
+        role: &'static str,
+        content: Content<'a>,
+    },
+    Reasoning {
+        summary: Vec<Text<'a>>,
+        encrypted_content: &'a str,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        id: Option<&'a str>,
+    },
+    FunctionCall {
+        call_id: &'a str,
+        name: &'a str,
+        arguments: &'a str,
+    },
+    FunctionCallOutput {
+        call_id: &'a str,
+        output: &'a str,
+    },
+}
+
+#[derive(Serialize)]
+#[serde(untagged)]
+enum Content<'a> {
+    Text(&'a str),
+    Parts([OutputText<'a>; 1]),
+}
+
+#[derive(Serialize)]
+struct OutputText<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    text: &'a str,
+    annotations: &'static [()],
+}
+
+#[derive(Serialize)]
+struct Text<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    text: &'a str,
+}
+
+#[derive(Serialize)]
+struct Tool<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    name: &'a str,
+    description: &'a str,
+    parameters: &'a Value,
+    strict: bool,
+}
+
+#[derive(Serialize)]
+struct ReasoningParam {
+    effort: &'static str,
+    summary: &'static str,
+}
+
+/// `max_output_tokens` is the client's, fitted to the model's window.
+pub(super) fn body<'a>(
+    s: &'a ProviderSettings,
+    max_output_tokens: u32,
+    req: &'a Request,
+    previous: Option<&'a Previous>,
+) -> Body<'a> {
     let chained = previous.filter(|p| s.responses_store && p.items <= req.items.len());
     let skip = chained.map_or(0, |p| p.items);
-    let mut input = Vec::with_capacity(req.items.len() - skip);
-    for item in &req.items[skip..] {
-        match item {
-            Item::User(text) => {
-                input.push(json!({"type": "message", "role": "user", "content": text}))
-            }
-            Item::Assistant(text) => input.push(json!({
-                "type": "message", "role": "assistant",
-                "content": [{"type": "output_text", "text": text, "annotations": []}],
-            })),
-            Item::Reasoning(r) if r.provider == KIND && r.opaque.is_some() => {
-                let summary: Vec<Value> = if r.text.is_empty() {
-                    Vec::new()
-                } else {
-                    vec![json!({"type": "summary_text", "text": r.text})]
-                };
-                let mut v =
-                    json!({"type": "reasoning", "summary": summary, "encrypted_content": r.opaque});
-                if let Some(id) = &r.id {
-                    v["id"] = json!(id);
-                }
-                input.push(v);
-            }
-            Item::Reasoning(_) => {}
-            Item::ToolCall(c) => input.push(json!({
-                "type": "function_call", "call_id": c.id, "name": c.name, "arguments": c.arguments,
-            })),
-            Item::ToolResult(r) => input.push(json!({
-                "type": "function_call_output", "call_id": r.call_id, "output": r.content,
-            })),
-        }
-    }
-    let tools: Vec<Value> = req
+    let input = req.items[skip..].iter().filter_map(input).collect();
+    let tools: Vec<Tool<'a>> = req
         .tools
         .iter()
-        .map(|t| json!({"type": "function", "name": t.name, "description": t.description, "parameters": t.parameters, "strict": false}))
+        .map(|t| Tool {
+            kind: "function",
+            name: &t.name,
+            description: &t.description,
+            parameters: &t.parameters,
+            strict: false,
+        })
         .collect();
-    let mut body = json!({
-        "model": s.model,
-        "instructions": req.system,
-        "input": input,
-        "stream": true,
-        "store": s.responses_store,
-        "max_output_tokens": s.max_output_tokens,
-    });
-    if s.responses_store {
-        if let Some(p) = chained {
-            body["previous_response_id"] = json!(p.response_id);
-        }
-    } else {
-        // Stateless: reasoning must travel with the conversation, encrypted.
-        body["include"] = json!(["reasoning.encrypted_content"]);
+    let with_tools = !tools.is_empty();
+    Body {
+        model: &s.model,
+        instructions: &req.system,
+        input,
+        stream: true,
+        store: s.responses_store,
+        max_output_tokens,
+        previous_response_id: chained.map(|p| p.response_id.as_str()),
+        include: (!s.responses_store).then_some(["reasoning.encrypted_content"]),
+        tools,
+        tool_choice: with_tools.then_some("auto"),
+        parallel_tool_calls: with_tools.then_some(true),
+        reasoning: req
+            .effort
+            .and_then(|e| reasoning_effort(&s.model, e))
+            .map(|effort| ReasoningParam {
+                effort,
+                summary: "auto",
+            }),
     }
-    if !tools.is_empty() {
-        body["tools"] = Value::Array(tools);
-        body["tool_choice"] = json!("auto");
-        body["parallel_tool_calls"] = json!(true);
-    }
-    if let Some(effort) = req.effort.and_then(|e| reasoning_effort(&s.model, e)) {
-        body["reasoning"] = json!({"effort": effort, "summary": "auto"});
-    }
-    body
+}
+
+/// One conversation item as a Responses input item; `None` for reasoning that is not this
+/// provider's to read (or carries nothing to echo).
+fn input(item: &Item) -> Option<Input<'_>> {
+    Some(match item {
+        Item::User(text) => Input::Message {
+            role: "user",
+            content: Content::Text(text),
+        },
+        Item::Assistant(text) => Input::Message {
+            role: "assistant",
+            content: Content::Parts([OutputText {
+                kind: "output_text",
+                text,
+                annotations: &[],
+            }]),
+        },
+        Item::Reasoning(r) if r.provider == KIND => Input::Reasoning {
+            summary: if r.text.is_empty() {
+                Vec::new()
+            } else {
+                vec![Text {
+                    kind: "summary_text",
+                    text: &r.text,
+                }]
+            },
+            encrypted_content: r.opaque.as_deref()?,
+            id: r.id.as_deref(),
+        },
+        Item::Reasoning(_) => return None,
+        Item::ToolCall(c) => Input::FunctionCall {
+            call_id: &c.id,
+            name: &c.name,
+            arguments: &c.arguments,
+        },
+        Item::ToolResult(r) => Input::FunctionCallOutput {
+            call_id: &r.call_id,
+            output: &r.content,
+        },
+    })
 }
 
 #[derive(Deserialize)]

@@ -98,16 +98,13 @@ fn responses_fixture() {
         content: "fn main() {}\n".into(),
         is_error: false,
     }));
-    let body = openai::body(
-        &s,
-        &Request {
-            system: "You are Mira.".into(),
-            items,
-            tools: Vec::new(),
-            effort: Some(Effort::Medium),
-        },
-        None,
-    );
+    let req = Request {
+        system: "You are Mira.".into(),
+        items,
+        tools: Vec::new(),
+        effort: Some(Effort::Medium),
+    };
+    let body = serde_json::to_value(openai::body(&s, s.max_output_tokens, &req, None)).unwrap();
     assert_eq!(body["store"], json!(false));
     assert_eq!(body["include"], json!(["reasoning.encrypted_content"]));
     assert_eq!(body["instructions"], "You are Mira.");
@@ -376,4 +373,107 @@ fn responses_failures_are_provider_errors() {
         }
         other => panic!("{other:?}"),
     }
+}
+
+/// The Responses body is serialised from borrowed fields; every item kind, the tools, the
+/// effort and both `store` modes, field by field, as the wire format wants them.
+#[test]
+fn responses_body_on_the_wire() {
+    let mut s = settings(ProviderKind::OpenAi, "http://x/v1", "gpt-5.2");
+    let ours = |opaque: Option<&str>, id: Option<&str>, text: &str| {
+        Item::Reasoning(Reasoning {
+            provider: ProviderKind::OpenAi,
+            id: id.map(Into::into),
+            text: text.into(),
+            opaque: opaque.map(Into::into),
+        })
+    };
+    let req = Request {
+        system: "You are Mira.".into(),
+        items: vec![
+            Item::User("read \"main.rs\"".into()),
+            ours(Some("enc1"), Some("rs_1"), "Thinking."),
+            ours(Some("enc2"), None, ""),
+            ours(None, Some("rs_3"), "no continuation: dropped"),
+            Item::Reasoning(Reasoning {
+                provider: ProviderKind::Anthropic,
+                id: None,
+                text: "another provider's: dropped".into(),
+                opaque: Some("sig".into()),
+            }),
+            Item::Assistant("Reading it.".into()),
+            Item::ToolCall(ToolCall {
+                id: "call_1".into(),
+                name: "read_file".into(),
+                arguments: r#"{"path":"main.rs"}"#.into(),
+            }),
+            Item::ToolResult(ToolResult {
+                call_id: "call_1".into(),
+                content: "fn main() {}\n".into(),
+                is_error: true,
+            }),
+        ],
+        tools: vec![ToolSpec {
+            name: "read_file".into(),
+            description: "Reads a file.".into(),
+            parameters: json!({"title": "ReadFileArgs"}),
+        }],
+        effort: Some(Effort::High),
+    };
+    let body = serde_json::to_value(openai::body(&s, 1234, &req, None)).unwrap();
+    assert_eq!(
+        body,
+        json!({
+            "model": "gpt-5.2",
+            "instructions": "You are Mira.",
+            "input": [
+                {"type": "message", "role": "user", "content": "read \"main.rs\""},
+                {"type": "reasoning", "summary": [{"type": "summary_text", "text": "Thinking."}],
+                 "encrypted_content": "enc1", "id": "rs_1"},
+                {"type": "reasoning", "summary": [], "encrypted_content": "enc2"},
+                {"type": "message", "role": "assistant",
+                 "content": [{"type": "output_text", "text": "Reading it.", "annotations": []}]},
+                {"type": "function_call", "call_id": "call_1", "name": "read_file",
+                 "arguments": "{\"path\":\"main.rs\"}"},
+                {"type": "function_call_output", "call_id": "call_1", "output": "fn main() {}\n"},
+            ],
+            "stream": true,
+            "store": false,
+            "max_output_tokens": 1234,
+            "include": ["reasoning.encrypted_content"],
+            "tools": [{"type": "function", "name": "read_file", "description": "Reads a file.",
+                       "parameters": {"title": "ReadFileArgs"},
+                       "strict": false}],
+            "tool_choice": "auto",
+            "parallel_tool_calls": true,
+            "reasoning": {"effort": "high", "summary": "auto"},
+        })
+    );
+
+    // Stored and chained: the server holds the first items; nothing optional is sent empty.
+    s.responses_store = true;
+    let plain = Request {
+        tools: Vec::new(),
+        effort: None,
+        ..req
+    };
+    let previous = Previous {
+        response_id: "resp_9".into(),
+        items: 7,
+    };
+    let body = serde_json::to_value(openai::body(&s, 99, &plain, Some(&previous))).unwrap();
+    assert_eq!(
+        body,
+        json!({
+            "model": "gpt-5.2",
+            "instructions": "You are Mira.",
+            "input": [
+                {"type": "function_call_output", "call_id": "call_1", "output": "fn main() {}\n"},
+            ],
+            "stream": true,
+            "store": true,
+            "max_output_tokens": 99,
+            "previous_response_id": "resp_9",
+        })
+    );
 }
