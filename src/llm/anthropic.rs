@@ -5,8 +5,8 @@
 use std::collections::BTreeMap;
 
 use eventsource_stream::Event;
-use serde::Deserialize;
-use serde_json::{Value, json};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 use super::sse::{StreamParser, arguments_as_object, decode};
 use super::{
@@ -31,31 +31,119 @@ fn thinking_budget(model: &str, effort: Effort) -> Option<u32> {
     }
 }
 
-struct Messages {
-    out: Vec<Value>,
-    role: &'static str,
-    blocks: Vec<Value>,
+/// A Messages request body, borrowing the request's texts (no JSON tree built first).
+#[derive(Serialize)]
+pub(super) struct Body<'a> {
+    model: &'a str,
+    max_tokens: u32,
+    system: [Part<'a>; 1],
+    messages: Vec<Message<'a>>,
+    stream: bool,
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    tools: Vec<Tool<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    thinking: Option<Thinking>,
 }
 
-impl Messages {
-    fn push(&mut self, role: &'static str, block: Value) {
+#[derive(Serialize)]
+struct Message<'a> {
+    role: &'static str,
+    content: Vec<Part<'a>>,
+}
+
+/// A content block, with a cache breakpoint or not.
+#[derive(Serialize)]
+struct Part<'a> {
+    #[serde(flatten)]
+    kind: BlockKind<'a>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cache_control: Option<Ephemeral>,
+}
+
+#[derive(Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum BlockKind<'a> {
+    Text {
+        text: &'a str,
+    },
+    RedactedThinking {
+        data: &'a str,
+    },
+    Thinking {
+        thinking: &'a str,
+        signature: &'a str,
+    },
+    ToolUse {
+        id: &'a str,
+        name: &'a str,
+        input: Value,
+    },
+    ToolResult {
+        tool_use_id: &'a str,
+        content: &'a str,
+        #[serde(skip_serializing_if = "std::ops::Not::not")]
+        is_error: bool,
+    },
+}
+
+#[derive(Serialize)]
+struct Ephemeral {
+    #[serde(rename = "type")]
+    kind: &'static str,
+}
+
+const EPHEMERAL: Ephemeral = Ephemeral { kind: "ephemeral" };
+
+#[derive(Serialize)]
+struct Tool<'a> {
+    name: &'a str,
+    description: &'a str,
+    input_schema: &'a Value,
+}
+
+#[derive(Serialize)]
+struct Thinking {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    budget_tokens: u32,
+}
+
+/// Consecutive items of one role, as one message.
+struct Messages<'a> {
+    out: Vec<Message<'a>>,
+    role: &'static str,
+    blocks: Vec<Part<'a>>,
+}
+
+impl<'a> Messages<'a> {
+    fn push(&mut self, role: &'static str, kind: BlockKind<'a>) {
         if role != self.role && !self.blocks.is_empty() {
             self.flush();
         }
         self.role = role;
-        self.blocks.push(block);
+        self.blocks.push(Part {
+            kind,
+            cache_control: None,
+        });
     }
 
     fn flush(&mut self) {
         if !self.blocks.is_empty() {
             let content = std::mem::take(&mut self.blocks);
-            self.out
-                .push(json!({"role": self.role, "content": content}));
+            self.out.push(Message {
+                role: self.role,
+                content,
+            });
         }
     }
 }
 
-pub(super) fn body(s: &ProviderSettings, req: &Request) -> Value {
+/// `max_output_tokens` is the client's, fitted to the model's window.
+pub(super) fn body<'a>(
+    s: &'a ProviderSettings,
+    max_output_tokens: u32,
+    req: &'a Request,
+) -> Body<'a> {
     let mut m = Messages {
         out: Vec::new(),
         role: "user",
@@ -63,63 +151,76 @@ pub(super) fn body(s: &ProviderSettings, req: &Request) -> Value {
     };
     for item in &req.items {
         match item {
-            Item::User(text) => m.push("user", json!({"type": "text", "text": text})),
+            Item::User(text) => m.push("user", BlockKind::Text { text }),
             Item::Assistant(text) if text.is_empty() => {}
-            Item::Assistant(text) => m.push("assistant", json!({"type": "text", "text": text})),
+            Item::Assistant(text) => m.push("assistant", BlockKind::Text { text }),
             Item::Reasoning(r) if r.provider == KIND => match (&r.opaque, r.id.as_deref()) {
-                (Some(data), Some("redacted")) => m.push("assistant", json!({"type": "redacted_thinking", "data": data})),
-                (Some(sig), _) => m.push("assistant", json!({"type": "thinking", "thinking": r.text, "signature": sig})),
+                (Some(data), Some("redacted")) => {
+                    m.push("assistant", BlockKind::RedactedThinking { data })
+                }
+                (Some(signature), _) => m.push(
+                    "assistant",
+                    BlockKind::Thinking {
+                        thinking: &r.text,
+                        signature,
+                    },
+                ),
                 (None, _) => {}
             },
             Item::Reasoning(_) => {}
             Item::ToolCall(c) => m.push(
                 "assistant",
-                json!({"type": "tool_use", "id": c.id, "name": c.name, "input": arguments_as_object(&c.arguments)}),
+                BlockKind::ToolUse {
+                    id: &c.id,
+                    name: &c.name,
+                    input: arguments_as_object(&c.arguments),
+                },
             ),
-            Item::ToolResult(r) => {
-                let mut b = json!({"type": "tool_result", "tool_use_id": r.call_id, "content": r.content});
-                if r.is_error {
-                    b["is_error"] = json!(true);
-                }
-                m.push("user", b)
-            }
+            Item::ToolResult(r) => m.push(
+                "user",
+                BlockKind::ToolResult {
+                    tool_use_id: &r.call_id,
+                    content: &r.content,
+                    is_error: r.is_error,
+                },
+            ),
         }
     }
     m.flush();
     let mut messages = m.out;
     // Second breakpoint: the conversation so far, so the next call of the tool loop hits it.
-    if let Some(last) = messages
-        .last_mut()
-        .and_then(|msg| msg["content"].as_array_mut())
-        .and_then(|c| c.last_mut())
-    {
-        last["cache_control"] = json!({"type": "ephemeral"});
+    if let Some(last) = messages.last_mut().and_then(|msg| msg.content.last_mut()) {
+        last.cache_control = Some(EPHEMERAL);
     }
 
     let budget = req.effort.and_then(|e| thinking_budget(&s.model, e));
-    let max_tokens = match budget {
-        Some(b) => s.max_output_tokens.max(b + 4_096),
-        None => s.max_output_tokens,
-    };
-    let mut body = json!({
-        "model": s.model,
-        "max_tokens": max_tokens,
-        "system": [{"type": "text", "text": req.system, "cache_control": {"type": "ephemeral"}}],
-        "messages": messages,
-        "stream": true,
-    });
-    if !req.tools.is_empty() {
-        let tools: Vec<Value> = req
+    Body {
+        model: &s.model,
+        max_tokens: match budget {
+            Some(b) => max_output_tokens.max(b + 4_096),
+            None => max_output_tokens,
+        },
+        // First breakpoint: the stable prefix (tools and system).
+        system: [Part {
+            kind: BlockKind::Text { text: &req.system },
+            cache_control: Some(EPHEMERAL),
+        }],
+        messages,
+        stream: true,
+        tools: req
             .tools
             .iter()
-            .map(|t| json!({"name": t.name, "description": t.description, "input_schema": t.parameters}))
-            .collect();
-        body["tools"] = Value::Array(tools);
+            .map(|t| Tool {
+                name: &t.name,
+                description: &t.description,
+                input_schema: &t.parameters,
+            })
+            .collect(),
+        thinking: budget.map(|budget_tokens| Thinking {
+            kind: "enabled",
+            budget_tokens,
+        }),
     }
-    if let Some(b) = budget {
-        body["thinking"] = json!({"type": "enabled", "budget_tokens": b});
-    }
-    body
 }
 
 #[derive(Deserialize)]

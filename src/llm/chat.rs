@@ -2,8 +2,10 @@
 //! vLLM, OpenRouter. Differences between servers are [`ChatFlavour`] decisions made here.
 
 use eventsource_stream::Event;
-use serde::Deserialize;
-use serde_json::{Value, json};
+use std::borrow::Cow;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 use super::sse::{OpenAiUsage, StreamParser, decode};
 use super::{
@@ -13,112 +15,218 @@ use super::{
 
 const KIND: ProviderKind = ProviderKind::OpenAiChat;
 
-/// One assistant message being assembled from consecutive assistant items.
-#[derive(Default)]
-struct AssistantMsg {
-    content: String,
-    reasoning: String,
-    calls: Vec<Value>,
+/// A Chat Completions request body, borrowing the request's texts (as the Responses body
+/// does: no JSON tree built first).
+#[derive(Serialize)]
+pub(super) struct Body<'a> {
+    model: &'a str,
+    messages: Vec<Message<'a>>,
+    stream: bool,
+    stream_options: StreamOptions,
+    /// OpenAI's reasoning models reject `max_tokens`; everyone else knows only `max_tokens`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    max_completion_tokens: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    max_tokens: Option<u32>,
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    tools: Vec<Tool<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tool_choice: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reasoning_effort: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    thinking: Option<Thinking>,
 }
 
-impl AssistantMsg {
+#[derive(Serialize)]
+struct StreamOptions {
+    include_usage: bool,
+}
+
+#[derive(Serialize)]
+#[serde(tag = "role", rename_all = "lowercase")]
+enum Message<'a> {
+    System {
+        content: &'a str,
+    },
+    User {
+        content: &'a str,
+    },
+    Assistant {
+        /// `null` when the message is only tool calls.
+        content: Option<Cow<'a, str>>,
+        #[serde(skip_serializing_if = "<[_]>::is_empty")]
+        tool_calls: Vec<Call<'a>>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        reasoning_content: Option<Cow<'a, str>>,
+    },
+    Tool {
+        tool_call_id: &'a str,
+        content: &'a str,
+    },
+}
+
+#[derive(Serialize)]
+struct Call<'a> {
+    id: &'a str,
+    #[serde(rename = "type")]
+    kind: &'static str,
+    function: CallFunction<'a>,
+}
+
+#[derive(Serialize)]
+struct CallFunction<'a> {
+    name: &'a str,
+    arguments: &'a str,
+}
+
+#[derive(Serialize)]
+struct Tool<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    function: ToolFunction<'a>,
+}
+
+#[derive(Serialize)]
+struct ToolFunction<'a> {
+    name: &'a str,
+    description: &'a str,
+    parameters: &'a Value,
+}
+
+#[derive(Serialize)]
+struct Thinking {
+    #[serde(rename = "type")]
+    kind: &'static str,
+}
+
+/// One assistant message being assembled from consecutive assistant items.
+#[derive(Default)]
+struct AssistantMsg<'a> {
+    content: Cow<'a, str>,
+    reasoning: Cow<'a, str>,
+    calls: Vec<Call<'a>>,
+}
+
+impl<'a> AssistantMsg<'a> {
     fn is_empty(&self) -> bool {
         self.content.is_empty() && self.reasoning.is_empty() && self.calls.is_empty()
     }
 
-    fn into_json(self, echo_reasoning: bool) -> Value {
-        let mut m = json!({
-            "role": "assistant",
-            "content": if self.content.is_empty() { Value::Null } else { Value::String(self.content) },
-        });
-        if !self.calls.is_empty() {
-            m["tool_calls"] = Value::Array(self.calls);
+    fn into_message(self, echo_reasoning: bool) -> Message<'a> {
+        let text = |c: Cow<'a, str>| (!c.is_empty()).then_some(c);
+        Message::Assistant {
+            content: text(self.content),
+            tool_calls: self.calls,
+            reasoning_content: text(self.reasoning).filter(|_| echo_reasoning),
         }
-        if echo_reasoning && !self.reasoning.is_empty() {
-            m["reasoning_content"] = Value::String(self.reasoning);
-        }
-        m
     }
 }
 
-pub(super) fn body(s: &ProviderSettings, req: &Request) -> Value {
+/// Appends without copying the first piece (most assistant messages are one text).
+fn append<'a>(to: &mut Cow<'a, str>, text: &'a str) {
+    if to.is_empty() {
+        *to = Cow::Borrowed(text);
+    } else {
+        to.to_mut().push_str(text);
+    }
+}
+
+/// `max_output_tokens` is the client's, fitted to the model's window.
+pub(super) fn body<'a>(
+    s: &'a ProviderSettings,
+    max_output_tokens: u32,
+    req: &'a Request,
+) -> Body<'a> {
     let echo = s.flavour.echoes_reasoning(&s.model);
-    let mut messages = vec![json!({"role": "system", "content": req.system})];
+    let mut messages = vec![Message::System {
+        content: &req.system,
+    }];
     let mut pending = AssistantMsg::default();
-    let flush = |pending: &mut AssistantMsg, messages: &mut Vec<Value>| {
+    let flush = |pending: &mut AssistantMsg<'a>, messages: &mut Vec<Message<'a>>| {
         if !pending.is_empty() {
-            messages.push(std::mem::take(pending).into_json(echo));
+            messages.push(std::mem::take(pending).into_message(echo));
         }
     };
     for item in &req.items {
         match item {
             Item::User(text) => {
                 flush(&mut pending, &mut messages);
-                messages.push(json!({"role": "user", "content": text}));
+                messages.push(Message::User { content: text });
             }
-            Item::Assistant(text) => pending.content.push_str(text),
-            Item::Reasoning(r) if r.provider == KIND => pending.reasoning.push_str(&r.text),
+            Item::Assistant(text) => append(&mut pending.content, text),
+            Item::Reasoning(r) if r.provider == KIND => append(&mut pending.reasoning, &r.text),
             Item::Reasoning(_) => {}
-            Item::ToolCall(c) => pending.calls.push(json!({
-                "id": c.id, "type": "function",
-                "function": {"name": c.name, "arguments": c.arguments},
-            })),
+            Item::ToolCall(c) => pending.calls.push(Call {
+                id: &c.id,
+                kind: "function",
+                function: CallFunction {
+                    name: &c.name,
+                    arguments: &c.arguments,
+                },
+            }),
             Item::ToolResult(r) => {
                 flush(&mut pending, &mut messages);
-                messages
-                    .push(json!({"role": "tool", "tool_call_id": r.call_id, "content": r.content}));
+                messages.push(Message::Tool {
+                    tool_call_id: &r.call_id,
+                    content: &r.content,
+                });
             }
         }
     }
     flush(&mut pending, &mut messages);
 
-    let mut body = json!({
-        "model": s.model,
-        "messages": messages,
-        "stream": true,
-        "stream_options": {"include_usage": true},
-    });
-    // OpenAI's reasoning models reject `max_tokens`; everyone else knows only `max_tokens`.
-    let max_key = if s.flavour == ChatFlavour::OpenAi {
-        "max_completion_tokens"
-    } else {
-        "max_tokens"
-    };
-    body[max_key] = json!(s.max_output_tokens);
-    if !req.tools.is_empty() {
-        let tools: Vec<Value> = req
-            .tools
-            .iter()
-            .map(|t| json!({"type": "function", "function": {"name": t.name, "description": t.description, "parameters": t.parameters}}))
-            .collect();
-        body["tools"] = Value::Array(tools);
-        body["tool_choice"] = json!("auto");
+    let openai_flavour = s.flavour == ChatFlavour::OpenAi;
+    let tools: Vec<Tool<'a>> = req
+        .tools
+        .iter()
+        .map(|t| Tool {
+            kind: "function",
+            function: ToolFunction {
+                name: &t.name,
+                description: &t.description,
+                parameters: &t.parameters,
+            },
+        })
+        .collect();
+    let (reasoning_effort, thinking) = req.effort.map_or((None, None), |e| effort(s, e));
+    Body {
+        model: &s.model,
+        messages,
+        stream: true,
+        stream_options: StreamOptions {
+            include_usage: true,
+        },
+        max_completion_tokens: openai_flavour.then_some(max_output_tokens),
+        max_tokens: (!openai_flavour).then_some(max_output_tokens),
+        tool_choice: (!tools.is_empty()).then_some("auto"),
+        tools,
+        reasoning_effort,
+        thinking,
     }
-    if let Some(effort) = req.effort {
-        match s.flavour {
-            ChatFlavour::OpenAi => {
-                if let Some(e) = openai::reasoning_effort(&s.model, effort) {
-                    body["reasoning_effort"] = json!(e);
-                }
+}
+
+/// Each server's way of taking an effort: `reasoning_effort`, DeepSeek's `thinking` switch.
+fn effort(s: &ProviderSettings, effort: Effort) -> (Option<&'static str>, Option<Thinking>) {
+    match s.flavour {
+        ChatFlavour::OpenAi => (openai::reasoning_effort(&s.model, effort), None),
+        ChatFlavour::DeepSeek if s.model != "deepseek-chat" && s.model != "deepseek-reasoner" => {
+            if effort == Effort::None {
+                (None, Some(Thinking { kind: "disabled" }))
+            } else {
+                let level = if effort == Effort::Low { "low" } else { "high" };
+                (Some(level), Some(Thinking { kind: "enabled" }))
             }
-            ChatFlavour::DeepSeek
-                if s.model != "deepseek-chat" && s.model != "deepseek-reasoner" =>
-            {
-                if effort == Effort::None {
-                    body["thinking"] = json!({"type": "disabled"});
-                } else {
-                    body["thinking"] = json!({"type": "enabled"});
-                    body["reasoning_effort"] =
-                        json!(if effort == Effort::Low { "low" } else { "high" });
-                }
-            }
-            ChatFlavour::Ollama if effort != Effort::None => {
-                body["reasoning_effort"] = json!(effort.as_str().replace("xhigh", "high"));
-            }
-            _ => {}
         }
+        ChatFlavour::Ollama if effort != Effort::None => (
+            Some(match effort {
+                Effort::XHigh => "high",
+                e => e.as_str(),
+            }),
+            None,
+        ),
+        _ => (None, None),
     }
-    body
 }
 
 #[derive(Deserialize)]

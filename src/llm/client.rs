@@ -15,13 +15,13 @@ use super::{
     Request, TimeoutKind, Window, WindowSource, anthropic, chat, local, openai,
 };
 
-/// A request body on its way out: the Responses body typed and borrowed, the other formats
-/// still built as a JSON tree.
+/// A request body on its way out, in its provider's format, borrowing the request.
 #[derive(serde::Serialize)]
 #[serde(untagged)]
 enum Body<'a> {
-    Typed(openai::Body<'a>),
-    Tree(serde_json::Value),
+    Responses(openai::Body<'a>),
+    Chat(chat::Body<'a>),
+    Messages(anthropic::Body<'a>),
 }
 
 /// A configured provider. Cheap to clone (reqwest pools connections behind an Arc).
@@ -134,21 +134,10 @@ impl Client {
             _ => max,
         };
         let s = &self.settings;
-        // The formats still built as a tree read the cap from their settings.
-        let tree = |body: fn(&ProviderSettings, &Request) -> serde_json::Value| {
-            if max == s.max_output_tokens {
-                return Body::Tree(body(s, req));
-            }
-            let fitted = ProviderSettings {
-                max_output_tokens: max,
-                ..s.clone()
-            };
-            Body::Tree(body(&fitted, req))
-        };
         match s.kind {
-            ProviderKind::OpenAi => Body::Typed(openai::body(s, max, req, previous)),
-            ProviderKind::OpenAiChat => tree(chat::body),
-            ProviderKind::Anthropic => tree(anthropic::body),
+            ProviderKind::OpenAi => Body::Responses(openai::body(s, max, req, previous)),
+            ProviderKind::OpenAiChat => Body::Chat(chat::body(s, max, req)),
+            ProviderKind::Anthropic => Body::Messages(anthropic::body(s, max, req)),
         }
     }
 

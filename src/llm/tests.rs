@@ -17,6 +17,15 @@ fn settings(kind: ProviderKind, base: &str, model: &str) -> ProviderSettings {
     ProviderSettings::new(kind, base, model)
 }
 
+/// The bodies as the wire sees them, at the configured answer cap.
+fn chat_body(s: &ProviderSettings, req: &Request) -> serde_json::Value {
+    serde_json::to_value(chat::body(s, s.max_output_tokens, req)).unwrap()
+}
+
+fn anthropic_body(s: &ProviderSettings, req: &Request) -> serde_json::Value {
+    serde_json::to_value(anthropic::body(s, s.max_output_tokens, req)).unwrap()
+}
+
 fn parser(s: &ProviderSettings) -> Box<dyn StreamParser> {
     match s.kind {
         ProviderKind::OpenAi => Box::new(openai::Parser::new(s)),
@@ -150,7 +159,7 @@ fn chat_completions_fixture() {
         ),
         (1200, 1024, 24)
     );
-    let body = chat::body(
+    let body = chat_body(
         &s,
         &Request {
             system: "s".into(),
@@ -189,7 +198,7 @@ fn deepseek_reasoning_is_read_and_echoed_after_tool_calls() {
         content: "fn main() {}".into(),
         is_error: false,
     }));
-    let body = chat::body(
+    let body = chat_body(
         &s,
         &Request {
             system: "s".into(),
@@ -218,7 +227,7 @@ fn deepseek_reasoning_is_read_and_echoed_after_tool_calls() {
         ("https://api.openai.com/v1", "gpt-4.1"),
     ] {
         let s = settings(ProviderKind::OpenAiChat, url, model);
-        let body = chat::body(
+        let body = chat_body(
             &s,
             &Request {
                 system: "s".into(),
@@ -316,7 +325,7 @@ fn anthropic_fixture_usage_thinking_echo_and_cache_breakpoints() {
             is_error: true,
         }),
     ];
-    let body = anthropic::body(
+    let body = anthropic_body(
         &s,
         &Request {
             system: "sys".into(),
@@ -474,6 +483,154 @@ fn responses_body_on_the_wire() {
             "store": true,
             "max_output_tokens": 99,
             "previous_response_id": "resp_9",
+        })
+    );
+}
+
+/// Chat Completions, field by field: consecutive assistant items make one message (its
+/// content `null` when it is only calls), DeepSeek's reasoning echoed, its thinking switch.
+#[test]
+fn chat_body_on_the_wire() {
+    let s = settings(
+        ProviderKind::OpenAiChat,
+        "https://api.deepseek.com",
+        "deepseek-v4-flash",
+    );
+    let call = |id: &str| {
+        Item::ToolCall(ToolCall {
+            id: id.into(),
+            name: "read_file".into(),
+            arguments: "{}".into(),
+        })
+    };
+    let result = |id: &str| {
+        Item::ToolResult(ToolResult {
+            call_id: id.into(),
+            content: "ok".into(),
+            is_error: false,
+        })
+    };
+    let req = Request {
+        system: "sys".into(),
+        items: vec![
+            Item::User("q".into()),
+            Item::Reasoning(Reasoning {
+                provider: ProviderKind::OpenAiChat,
+                id: None,
+                text: "think".into(),
+                opaque: None,
+            }),
+            Item::Assistant("Part one. ".into()),
+            Item::Assistant("Part two.".into()),
+            call("c1"),
+            result("c1"),
+            Item::Assistant(String::new()),
+            call("c2"),
+            result("c2"),
+        ],
+        tools: vec![ToolSpec {
+            name: "read_file".into(),
+            description: "Reads.".into(),
+            parameters: json!({"title": "Args"}),
+        }],
+        effort: Some(Effort::Medium),
+    };
+    let function = json!({"name": "read_file", "arguments": "{}"});
+    assert_eq!(
+        serde_json::to_value(chat::body(&s, 77, &req)).unwrap(),
+        json!({
+            "model": "deepseek-v4-flash",
+            "messages": [
+                {"role": "system", "content": "sys"},
+                {"role": "user", "content": "q"},
+                {"role": "assistant", "content": "Part one. Part two.", "reasoning_content": "think",
+                 "tool_calls": [{"id": "c1", "type": "function", "function": function}]},
+                {"role": "tool", "tool_call_id": "c1", "content": "ok"},
+                {"role": "assistant", "content": null,
+                 "tool_calls": [{"id": "c2", "type": "function", "function": function}]},
+                {"role": "tool", "tool_call_id": "c2", "content": "ok"},
+            ],
+            "stream": true,
+            "stream_options": {"include_usage": true},
+            "max_tokens": 77,
+            "tools": [{"type": "function", "function": {"name": "read_file", "description": "Reads.",
+                                                        "parameters": {"title": "Args"}}}],
+            "tool_choice": "auto",
+            "reasoning_effort": "high",
+            "thinking": {"type": "enabled"},
+        })
+    );
+    // Ollama takes `reasoning_effort` with `xhigh` as `high`; no effort, no field.
+    let ollama = settings(
+        ProviderKind::OpenAiChat,
+        "http://127.0.0.1:11434/v1",
+        "qwen3",
+    );
+    let ask = |effort| Request {
+        system: "s".into(),
+        items: vec![Item::User("q".into())],
+        tools: Vec::new(),
+        effort,
+    };
+    let xhigh = chat_body(&ollama, &ask(Some(Effort::XHigh)));
+    assert_eq!(xhigh["reasoning_effort"], "high");
+    assert!(xhigh.get("thinking").is_none() && xhigh.get("tools").is_none());
+    assert!(
+        chat_body(&ollama, &ask(None))
+            .get("reasoning_effort")
+            .is_none()
+    );
+}
+
+/// Anthropic Messages, field by field: both cache breakpoints, a redacted thinking block,
+/// the answer's cap raised above the thinking budget.
+#[test]
+fn messages_body_on_the_wire() {
+    let s = settings(
+        ProviderKind::Anthropic,
+        "https://api.anthropic.com/v1",
+        "claude-sonnet-4-5",
+    );
+    let req = Request {
+        system: "sys".into(),
+        items: vec![
+            Item::User("q".into()),
+            Item::Reasoning(Reasoning {
+                provider: ProviderKind::Anthropic,
+                id: Some("redacted".into()),
+                text: String::new(),
+                opaque: Some("blob".into()),
+            }),
+            Item::Assistant(String::new()),
+            Item::Assistant("A.".into()),
+            Item::User("again".into()),
+        ],
+        tools: vec![ToolSpec {
+            name: "grep".into(),
+            description: "Searches.".into(),
+            parameters: json!({"title": "Args"}),
+        }],
+        effort: Some(Effort::Medium),
+    };
+    assert_eq!(
+        serde_json::to_value(anthropic::body(&s, 1000, &req)).unwrap(),
+        json!({
+            "model": "claude-sonnet-4-5",
+            "max_tokens": 8192,
+            "system": [{"type": "text", "text": "sys", "cache_control": {"type": "ephemeral"}}],
+            "messages": [
+                {"role": "user", "content": [{"type": "text", "text": "q"}]},
+                {"role": "assistant", "content": [
+                    {"type": "redacted_thinking", "data": "blob"},
+                    {"type": "text", "text": "A."},
+                ]},
+                {"role": "user", "content": [
+                    {"type": "text", "text": "again", "cache_control": {"type": "ephemeral"}},
+                ]},
+            ],
+            "stream": true,
+            "tools": [{"name": "grep", "description": "Searches.", "input_schema": {"title": "Args"}}],
+            "thinking": {"type": "enabled", "budget_tokens": 4096},
         })
     );
 }
