@@ -2,6 +2,7 @@
 
 use std::io::{IsTerminal, Write};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::project_index::ProjectIndex;
 use crate::cli::edits;
@@ -73,18 +74,23 @@ fn confirm(question: String) -> BoxFuture<'static, bool> {
     Box::pin(async move {
         eprint!("{question} [y/N] ");
         let _ = std::io::stderr().flush();
-        let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let stop = Arc::new(AtomicBool::new(false));
         let reader = stop.clone();
         // Restored (to the answer's echo-off) when this returns, before the turn goes on.
         let _echo = super::terminal::Echo::on();
-        let read = tokio::task::spawn_blocking(move || read_line_unless(&reader));
+        let mut read =
+            tokio::task::spawn_blocking(move || read_line_unless(libc::STDIN_FILENO, &reader));
         tokio::select! {
-            line = read => line
+            line = &mut read => line
                 .ok()
                 .flatten()
                 .is_some_and(|l| matches!(l.trim(), "y" | "Y" | "yes")),
             _ = tokio::signal::ctrl_c() => {
-                stop.store(true, std::sync::atomic::Ordering::SeqCst);
+                stop.store(true, Ordering::SeqCst);
+                // The reader stops within one poll (100 ms). Until it has, the REPL's line
+                // editor must not read the terminal beside it: keys typed at the next prompt
+                // went to whichever read woke first, and a `mira chat` lost them.
+                let _ = read.await;
                 eprintln!("\n  not applied");
                 false
             }
@@ -92,27 +98,40 @@ fn confirm(question: String) -> BoxFuture<'static, bool> {
     })
 }
 
-/// One line of stdin, or `None` once `stop` is set (polled, so nothing is read after).
-fn read_line_unless(stop: &std::sync::atomic::AtomicBool) -> Option<String> {
+/// One line from `fd`, or `None` once `stop` is set. Polled, so nothing is read after
+/// `stop` (a line typed then belongs to the next prompt), and read a byte at a time, so
+/// nothing past the line is taken from the line editor that reads the terminal next.
+fn read_line_unless(fd: std::os::fd::RawFd, stop: &AtomicBool) -> Option<String> {
+    let mut line = Vec::new();
     loop {
-        if stop.load(std::sync::atomic::Ordering::SeqCst) {
+        if stop.load(Ordering::SeqCst) {
             return None;
         }
-        let mut fd = libc::pollfd {
-            fd: libc::STDIN_FILENO,
+        let mut p = libc::pollfd {
+            fd,
             events: libc::POLLIN,
             revents: 0,
         };
         // SAFETY: poll(2) on one pollfd on the stack.
-        let ready = unsafe { libc::poll(&mut fd, 1, 100) };
-        if ready > 0 {
-            let mut line = String::new();
-            return std::io::stdin().read_line(&mut line).ok().map(|_| line);
-        }
+        let ready = unsafe { libc::poll(&mut p, 1, 100) };
         if ready < 0 && std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
             return None;
         }
+        if ready <= 0 || stop.load(Ordering::SeqCst) {
+            continue;
+        }
+        let mut byte = 0u8;
+        // SAFETY: read(2) of one byte into a byte on the stack.
+        let n = unsafe { libc::read(fd, (&raw mut byte).cast(), 1) };
+        match n {
+            1 if byte == b'\n' => break,
+            1 => line.push(byte),
+            0 => break,
+            _ if std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted => {}
+            _ => return None,
+        }
     }
+    Some(String::from_utf8_lossy(&line).into_owned())
 }
 
 impl TurnHost for CliHost {
@@ -374,4 +393,68 @@ fn completion_usage(store: &mira::store::Store, since: i64) -> Result<(), CliErr
         );
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::read_line_unless;
+    use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+    use std::sync::atomic::AtomicBool;
+
+    fn pipe() -> (OwnedFd, std::fs::File) {
+        let mut fds = [0; 2];
+        // SAFETY: pipe(2) fills the two descriptors, which are then owned here.
+        assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+        // SAFETY: both are fresh descriptors owned by nothing else.
+        unsafe {
+            (
+                OwnedFd::from_raw_fd(fds[0]),
+                std::fs::File::from_raw_fd(fds[1]),
+            )
+        }
+    }
+
+    fn rest(fd: &OwnedFd) -> String {
+        let mut buf = [0u8; 64];
+        // SAFETY: read(2) into a buffer on the stack, of its length.
+        let n = unsafe { libc::read(fd.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
+        String::from_utf8_lossy(&buf[..n.max(0) as usize]).into_owned()
+    }
+
+    /// The answer's line is read and nothing after it: what follows is the next prompt's.
+    #[test]
+    fn a_confirmation_reads_its_line_and_not_the_next() {
+        use std::io::Write;
+        let (r, mut w) = pipe();
+        w.write_all(b"y\n/remember next\n").unwrap();
+        let line = read_line_unless(r.as_raw_fd(), &AtomicBool::new(false));
+        assert_eq!(line.as_deref(), Some("y"));
+        assert_eq!(rest(&r), "/remember next\n");
+    }
+
+    /// Once cancelled (Ctrl+C), a line typed next is left where the line editor reads it,
+    /// even when it is already waiting.
+    #[test]
+    fn a_cancelled_confirmation_takes_nothing() {
+        use std::io::Write;
+        let (r, mut w) = pipe();
+        w.write_all(b"/remember typed after Ctrl+C\n").unwrap();
+        assert_eq!(
+            read_line_unless(r.as_raw_fd(), &AtomicBool::new(true)),
+            None
+        );
+        assert_eq!(rest(&r), "/remember typed after Ctrl+C\n");
+
+        // Cancelled while it waits, with the line arriving in the same poll: it still leaves
+        // the line (it used to read it, then block in a read nothing would end).
+        let (r, mut w) = pipe();
+        let stop = std::sync::Arc::new(AtomicBool::new(false));
+        let (fd, flag) = (r.as_raw_fd(), stop.clone());
+        let reader = std::thread::spawn(move || read_line_unless(fd, &flag));
+        std::thread::sleep(std::time::Duration::from_millis(30));
+        stop.store(true, std::sync::atomic::Ordering::SeqCst);
+        w.write_all(b"zzz\n").unwrap();
+        assert_eq!(reader.join().unwrap(), None);
+        assert_eq!(rest(&r), "zzz\n");
+    }
 }
