@@ -220,6 +220,9 @@ impl<'t> Walker<'_, 't> {
             return true;
         };
         let (start, end) = (node.start_byte(), node.end_byte().min(self.src.len()));
+        // A node that opens with `(` (an argument list, a tuple) is searched past it: a
+        // `(` only ever counts for the node it opens, never for one starting with it.
+        let start = start + usize::from(self.src.get(start) == Some(&b'('));
         let t = &mut self.trigger;
         // The cached answer holds for any start in [from, at]: no trigger lies between.
         if start < t.from || start > t.at {

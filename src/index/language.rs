@@ -36,6 +36,10 @@ pub trait Language: Send + Sync + 'static {
     /// builds check every skip (`extract::debug_assert_nothing_interesting`). Statements
     /// that can declare something are never guarded, since `var x int` or `struct S;` carry
     /// no trigger.
+    ///
+    /// A `(` only ever counts for the node it opens (a call's arguments, a parameter list),
+    /// never for a node that starts with it, so a guarded node that opens with `(` is
+    /// searched past it: an argument list with no call inside is skipped.
     fn guarded(&self) -> &'static [&'static str] {
         &[]
     }

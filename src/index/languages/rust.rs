@@ -53,19 +53,25 @@ impl Language for Rust {
             "token_tree",
         ]
     }
-    /// Expressions, types and patterns. Inside them an item or a `use` sits in a block
-    /// (`{`), a call has `(` and a macro `!`; a unit `struct S;` alone has none, but it is a
-    /// statement, never inside these without a block around it.
+    /// Expressions, types and patterns, and the statements made of them alone (`let`, an
+    /// expression followed by `;`, a match arm). Inside them an item or a `use` sits in a
+    /// block (`{`), a call has `(` and a macro `!`; a unit `struct S;` alone has none, but it
+    /// is an item, never inside these without a block around it.
     fn guarded(&self) -> &'static [&'static str] {
         &[
             "arguments",
             "array_expression",
+            "assignment_expression",
+            "compound_assignment_expr",
             "array_type",
             "binary_expression",
+            "expression_statement",
             "field_expression",
             "field_initializer",
             "generic_type",
             "index_expression",
+            "let_declaration",
+            "match_arm",
             "or_pattern",
             "parameter",
             "parameters",
@@ -74,6 +80,7 @@ impl Language for Rust {
             "range_expression",
             "reference_expression",
             "reference_type",
+            "return_expression",
             "scoped_identifier",
             "scoped_type_identifier",
             "tuple_expression",

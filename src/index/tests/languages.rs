@@ -868,6 +868,32 @@ fn what_guarded_expressions_hold_is_still_found() {
     assert_eq!(callers(&fs, "collect"), vec!["main"]);
 }
 
+/// A guarded node that opens with `(` is searched past it, so an argument list, a tuple or
+/// a parenthesized callee is skipped unless a call sits inside; one that does is found.
+/// (A parenthesized callee, `(g)(h)`, names no callee and records no call, as before.)
+#[test]
+fn a_call_inside_what_opens_with_a_paren_is_still_found() {
+    let py = "def f():\n    a((b), (c, d(1)), ((e)))\n    (g)(h)\n    k((lambda: m())())\n";
+    let fs = index("a.py", py);
+    for called in ["a", "d", "k", "m"] {
+        assert_eq!(callers(&fs, called), vec!["f"], "{called}");
+    }
+    assert!(callers(&fs, "h").is_empty() && callers(&fs, "b").is_empty());
+    let rs = "fn main() {\n    let p = (x, (y(1), z));\n    (w)(q(()));\n    \
+              run((|| { fn local() { deep() } })());\n}\n";
+    let fs = index("a.rs", rs);
+    for called in ["y", "q", "run"] {
+        assert_eq!(callers(&fs, called), vec!["main"], "{called}");
+    }
+    sym(&fs, "local", Some("main"));
+    assert_eq!(callers(&fs, "deep"), vec!["local"]);
+    let go = "package p\nfunc f() {\n\tx := (y(1))\n\t(g)(h(2))\n}\n";
+    let fs = index("a.go", go);
+    for called in ["y", "h"] {
+        assert_eq!(callers(&fs, called), vec!["f"], "{called}");
+    }
+}
+
 /// The debug check behind every skip fails loudly when a guarded kind would hide something:
 /// here a Python call, handed to the check as if its argument list had no `(`.
 #[test]
