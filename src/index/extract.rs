@@ -20,13 +20,19 @@ pub const DOC_ANCHOR_HOPS: usize = 4;
 /// `Language::guarded`'s invariant, checked at every skip in debug builds: the subtree
 /// of a guarded node without a trigger byte has no node of an interesting kind.
 #[cfg(debug_assertions)]
-pub(crate) fn debug_assert_nothing_interesting(actions: &[KindAction], node: Node<'_>) {
+pub(crate) fn debug_assert_nothing_interesting(lang: Lang, node: Node<'_>) {
+    let actions = &lang.tables().actions;
+    let may_hide = lang.spec().guard_may_hide();
     let mut cursor = node.walk();
     let mut depth = 0usize;
     loop {
         let n = cursor.node();
+        // A token may share an interesting kind's name (JavaScript's `class` keyword, left
+        // alone in half-typed code) but holds nothing to record.
         assert!(
-            actions.get(n.kind_id() as usize) != Some(&KindAction::Classify),
+            actions.get(n.kind_id() as usize) != Some(&KindAction::Classify)
+                || !n.is_named()
+                || may_hide.contains(&n.kind()),
             "a {} at byte {} inside a skipped {} at {}: its language's guarded kinds or trigger bytes are wrong",
             n.kind(),
             n.start_byte(),
@@ -103,6 +109,7 @@ pub fn extract_items_in<'t>(
         base,
         max_depth: usize::MAX,
         trigger: NextTrigger::default(),
+        trigger_word: NextTrigger::default(),
     };
     for item in items {
         w.walk(item);
@@ -127,6 +134,7 @@ pub fn shallow_symbols(lang: Lang, src: &[u8], item: Node<'_>) -> Vec<Symbol> {
         base: 0,
         max_depth: 1 + DOC_ANCHOR_HOPS,
         trigger: NextTrigger::default(),
+        trigger_word: NextTrigger::default(),
     };
     w.walk(item);
     w.out.symbols
@@ -159,12 +167,31 @@ struct Walker<'a, 't> {
     /// The first trigger byte at or after `from` is at `at` (`src.len()` for none): guarded
     /// nodes come in document order, so each byte is scanned about once per walk.
     trigger: NextTrigger,
+    /// The same for the language's trigger word, if it has one.
+    trigger_word: NextTrigger,
 }
 
 #[derive(Clone, Copy, Default)]
 struct NextTrigger {
     from: usize,
     at: usize,
+}
+
+impl NextTrigger {
+    /// Where the first trigger at or after `start` is, `find` answering for a slice.
+    fn next_at(
+        &mut self,
+        start: usize,
+        src: &[u8],
+        find: impl Fn(&[u8]) -> Option<usize>,
+    ) -> usize {
+        // The cached answer holds for any start in [from, at]: no trigger lies between.
+        if start < self.from || start > self.at {
+            self.from = start;
+            self.at = find(&src[start.min(src.len())..]).map_or(src.len(), |i| start + i);
+        }
+        self.at
+    }
 }
 
 impl<'t> Walker<'_, 't> {
@@ -223,17 +250,24 @@ impl<'t> Walker<'_, 't> {
         // A node that opens with `(` (an argument list, a tuple) is searched past it: a
         // `(` only ever counts for the node it opens, never for one starting with it.
         let start = start + usize::from(self.src.get(start) == Some(&b'('));
-        let t = &mut self.trigger;
-        // The cached answer holds for any start in [from, at]: no trigger lies between.
-        if start < t.from || start > t.at {
-            t.from = start;
-            t.at = memchr::memchr3(a, b, c, &self.src[start.min(self.src.len())..])
-                .map_or(self.src.len(), |i| start + i);
-        }
-        let hit = t.at < end;
+        let src = self.src;
+        let hit = self
+            .trigger
+            .next_at(start, src, |rest| memchr::memchr3(a, b, c, rest))
+            < end
+            || self
+                .lang
+                .tables()
+                .trigger_word
+                .as_ref()
+                .is_some_and(|word| {
+                    self.trigger_word
+                        .next_at(start, src, |rest| word.find(rest))
+                        < end
+                });
         #[cfg(debug_assertions)]
         if !hit {
-            debug_assert_nothing_interesting(self.actions, node);
+            debug_assert_nothing_interesting(self.lang, node);
         }
         hit
     }

@@ -47,6 +47,17 @@ pub trait Language: Send + Sync + 'static {
     fn triggers(&self) -> &'static [u8] {
         &[]
     }
+    /// A word that counts as a trigger too (JavaScript's `new`: `new Foo` needs no
+    /// parentheses).
+    fn trigger_word(&self) -> Option<&'static str> {
+        None
+    }
+    /// Interesting kinds that may sit inside a guarded node with no trigger, which a skip
+    /// hides: the exceptions to [`Language::guarded`]'s invariant, each one a documented
+    /// loss.
+    fn guard_may_hide(&self) -> &'static [&'static str] {
+        &[]
+    }
     /// Node kinds that are comments, for doc extraction.
     fn comment_kinds(&self) -> &'static [&'static str] {
         &["comment"]

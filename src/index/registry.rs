@@ -43,6 +43,8 @@ pub(crate) struct LangTables {
     pub actions: Vec<KindAction>,
     /// [`crate::index::language::Language::triggers`], three bytes for `memchr3`.
     pub triggers: Option<[u8; 3]>,
+    /// [`crate::index::language::Language::trigger_word`].
+    pub trigger_word: Option<memchr::memmem::Finder<'static>>,
 }
 
 fn tables() -> &'static [LangTables] {
@@ -83,6 +85,7 @@ fn tables() -> &'static [LangTables] {
                     grammar,
                     actions,
                     triggers,
+                    trigger_word: spec.trigger_word().map(memchr::memmem::Finder::new),
                 }
             })
             .collect()

@@ -33,6 +33,85 @@ pub const INTERESTING: &[&str] = &[
 
 pub const OPAQUE: &[&str] = &["comment", "string", "regex"];
 
+/// Expressions, and the statements made of them alone (`return`, `throw`), in all four
+/// grammars. Inside them a call has `(` (a tagged template its backtick: ``css`…` ``, a
+/// constructor call `new`), a class or an object's method has `{`, and so does every
+/// declaration, which sits in a block. The exception is [`GUARD_MAY_HIDE`]'s.
+pub const GUARDED: &[&str] = &[
+    "arguments",
+    "array",
+    "augmented_assignment_expression",
+    "await_expression",
+    "binary_expression",
+    "formal_parameters",
+    "member_expression",
+    "pair",
+    "parenthesized_expression",
+    "return_statement",
+    "sequence_expression",
+    "spread_element",
+    "subscript_expression",
+    "ternary_expression",
+    "throw_statement",
+    "unary_expression",
+    "update_expression",
+];
+
+/// TypeScript's types and typed expressions: a type holds a signature only in an object
+/// type's `{`.
+pub const GUARDED_TYPES: &[&str] = &[
+    "array_type",
+    "as_expression",
+    "conditional_type",
+    "generic_type",
+    "index_type_query",
+    "intersection_type",
+    "literal_type",
+    "lookup_type",
+    "non_null_expression",
+    "optional_parameter",
+    "parenthesized_type",
+    "readonly_type",
+    "required_parameter",
+    "satisfies_expression",
+    "tuple_type",
+    "type_annotation",
+    "type_arguments",
+    "type_parameters",
+    "type_predicate_annotation",
+    "type_query",
+    "union_type",
+];
+
+/// An element holds code only in `{…}`.
+const JSX: &[&str] = &["jsx_element", "jsx_self_closing_element"];
+
+pub const JS_GUARDED: &[&str] = &concat::<{ GUARDED.len() + JSX.len() }>(GUARDED, JSX);
+pub const TS_GUARDED: &[&str] =
+    &concat::<{ GUARDED.len() + GUARDED_TYPES.len() }>(GUARDED, GUARDED_TYPES);
+pub const TSX_GUARDED: &[&str] =
+    &concat::<{ JS_GUARDED.len() + GUARDED_TYPES.len() }>(JS_GUARDED, GUARDED_TYPES);
+
+const fn concat<const N: usize>(a: &[&'static str], b: &[&'static str]) -> [&'static str; N] {
+    let mut out = [""; N];
+    let mut i = 0;
+    while i < N {
+        out[i] = if i < a.len() { a[i] } else { b[i - a.len()] };
+        i += 1;
+    }
+    out
+}
+
+pub const TRIGGERS: &[u8] = b"({`";
+
+/// `new Foo` is a call without parentheses.
+pub const TRIGGER_WORD: &str = "new";
+
+/// What a skip may hide, and loses: an assignment nested in an expression with no call,
+/// block, template or `new` in it. It is a definition only when it assigns an arrow
+/// function at the top level, as in `a = (exports.f = x => x)`.
+pub const GUARD_MAY_HIDE: &[&str] = &["assignment_expression"];
+
 fn is_function_value(n: &Node<'_>) -> bool {
     matches!(
         n.kind(),

@@ -24,6 +24,18 @@ impl Language for JavaScript {
     fn opaque(&self) -> &'static [&'static str] {
         ecmascript::OPAQUE
     }
+    fn guarded(&self) -> &'static [&'static str] {
+        ecmascript::JS_GUARDED
+    }
+    fn triggers(&self) -> &'static [u8] {
+        ecmascript::TRIGGERS
+    }
+    fn trigger_word(&self) -> Option<&'static str> {
+        Some(ecmascript::TRIGGER_WORD)
+    }
+    fn guard_may_hide(&self) -> &'static [&'static str] {
+        ecmascript::GUARD_MAY_HIDE
+    }
     fn classify<'t>(&self, node: Node<'t>, cx: &Cx<'_, 't>) -> Visit<'t> {
         ecmascript::classify(node, cx)
     }

@@ -27,6 +27,18 @@ impl Language for TypeScript {
     fn opaque(&self) -> &'static [&'static str] {
         ecmascript::OPAQUE
     }
+    fn guarded(&self) -> &'static [&'static str] {
+        ecmascript::TS_GUARDED
+    }
+    fn triggers(&self) -> &'static [u8] {
+        ecmascript::TRIGGERS
+    }
+    fn trigger_word(&self) -> Option<&'static str> {
+        Some(ecmascript::TRIGGER_WORD)
+    }
+    fn guard_may_hide(&self) -> &'static [&'static str] {
+        ecmascript::GUARD_MAY_HIDE
+    }
     fn classify<'t>(&self, node: Node<'t>, cx: &Cx<'_, 't>) -> Visit<'t> {
         ecmascript::classify(node, cx)
     }
@@ -47,6 +59,18 @@ impl Language for Tsx {
     }
     fn opaque(&self) -> &'static [&'static str] {
         ecmascript::OPAQUE
+    }
+    fn guarded(&self) -> &'static [&'static str] {
+        ecmascript::TSX_GUARDED
+    }
+    fn triggers(&self) -> &'static [u8] {
+        ecmascript::TRIGGERS
+    }
+    fn trigger_word(&self) -> Option<&'static str> {
+        Some(ecmascript::TRIGGER_WORD)
+    }
+    fn guard_may_hide(&self) -> &'static [&'static str] {
+        ecmascript::GUARD_MAY_HIDE
     }
     fn classify<'t>(&self, node: Node<'t>, cx: &Cx<'_, 't>) -> Visit<'t> {
         ecmascript::classify(node, cx)
