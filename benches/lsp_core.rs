@@ -447,7 +447,8 @@ fn main() {
         } else {
             registry_typing_files()
         };
-        if files.is_empty() {
+        // Typing-only runs were handed their files; only a full run looks in the registry.
+        if files.is_empty() && !typing_only {
             println!(
                 "*** SKIPPED keystroke → documentSymbol on regex-automata: not in cargo's registry"
             );
