@@ -47,7 +47,7 @@ impl TypedTool for EditFile {
             }
             let path = confine::resolve(cx.root, &a.path)?;
             cx.files.check(cx.root, &path)?;
-            let (version, text) = current_text(cx, &path)?;
+            let (version, text) = current_text(cx, &path).await?;
             let count = text.matches(&a.old_string).count();
             let new_text = match count {
                 0 => {

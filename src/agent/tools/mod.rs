@@ -240,30 +240,26 @@ pub(crate) fn arg_str<'a>(args: &'a Value, key: &str) -> &'a str {
     args.get(key).and_then(Value::as_str).unwrap_or("")
 }
 
-/// Current text of a file: the editor's buffer when open (what the user sees), else the disk.
-pub(crate) fn current_text(
-    cx: &ToolContext,
+/// Current text of a file: the editor's buffer when open (what the user sees), else the disk,
+/// read off the async runtime (a large file must not hold up the server's other requests).
+pub(crate) async fn current_text(
+    cx: &ToolContext<'_>,
     path: &Path,
 ) -> Result<(Option<i32>, String), ToolError> {
     if let Some(doc) = cx.host.open_document(path) {
         return Ok((Some(doc.version), doc.text));
     }
-    let bytes = std::fs::read(path).map_err(|e| {
-        ToolError::Failed(format!(
-            "cannot read {}: {e}",
-            confine::display(cx.root, path)
-        ))
-    })?;
+    let (path, shown) = (path.to_path_buf(), confine::display(cx.root, path));
+    blocking(move || disk_text(&path, &shown))
+        .await
+        .map(|t| (None, t))
+}
+
+fn disk_text(path: &Path, shown: &str) -> Result<String, ToolError> {
+    let bytes =
+        std::fs::read(path).map_err(|e| ToolError::Failed(format!("cannot read {shown}: {e}")))?;
     if bytes.contains(&0) {
-        return Err(ToolError::Failed(format!(
-            "{} is a binary file",
-            confine::display(cx.root, path)
-        )));
+        return Err(ToolError::Failed(format!("{shown} is a binary file")));
     }
-    String::from_utf8(bytes).map(|t| (None, t)).map_err(|_| {
-        ToolError::Failed(format!(
-            "{} is not UTF-8 text",
-            confine::display(cx.root, path)
-        ))
-    })
+    String::from_utf8(bytes).map_err(|_| ToolError::Failed(format!("{shown} is not UTF-8 text")))
 }

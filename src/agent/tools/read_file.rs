@@ -50,7 +50,7 @@ impl TypedTool for ReadFile {
                 )));
             }
             cx.files.check(cx.root, &path)?;
-            let (_, text) = current_text(cx, &path)?;
+            let (_, text) = current_text(cx, &path).await?;
             let start = a.start_line.unwrap_or(1).max(1);
             let max = a.max_lines.unwrap_or(usize::MAX);
             let mut out = String::with_capacity(text.len() + text.len() / 8);

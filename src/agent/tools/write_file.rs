@@ -43,7 +43,7 @@ impl TypedTool for WriteFile {
             }
             let exists = path.exists() || cx.host.open_document(&path).is_some();
             let (version, base) = if exists {
-                current_text(cx, &path)?
+                current_text(cx, &path).await?
             } else {
                 (None, String::new())
             };
