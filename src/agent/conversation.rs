@@ -363,21 +363,42 @@ pub fn summarised_through(conn: &Connection) -> rusqlite::Result<i64> {
     )
 }
 
+/// The messages after `?1` (the last summarised) of finished turns that got an answer, and of
+/// turn `?2`. `NOT INDEXED` keeps SQLite on the rowid range: to spare the sort, it walked
+/// `messages_turn` over the whole never-ending conversation instead, every turn.
+macro_rules! verbatim_rows {
+    () => {
+        " FROM messages m NOT INDEXED JOIN turns t ON t.id = m.turn_id
+         WHERE m.id > ?1
+           AND (t.id = ?2 OR (t.status != 'running' AND EXISTS (
+                SELECT 1 FROM messages a WHERE a.turn_id = t.id AND a.kind = 'assistant')))"
+    };
+}
+const VERBATIM: &str = concat!(
+    "SELECT m.id, m.turn_id, m.kind, m.content, m.call_id, m.tool_name, m.is_error, m.partial,
+            m.provider, m.opaque_id, m.opaque, m.tokens",
+    verbatim_rows!(),
+    " ORDER BY m.turn_id, m.id"
+);
+
+/// The tokens [`verbatim`] would return with no running turn of the caller's, counted
+/// without reading a message (at least their sum: rows `verbatim` cannot read count too).
+pub fn verbatim_tokens(conn: &Connection) -> rusqlite::Result<usize> {
+    let mut stmt = conn.prepare_cached(concat!(
+        "SELECT COALESCE(SUM(m.tokens), 0)",
+        verbatim_rows!()
+    ))?;
+    let sum: i64 = stmt.query_row(params![summarised_through(conn)?, -1], |r| r.get(0))?;
+    Ok(sum.max(0) as usize)
+}
+
 /// Everything said since the last summary, oldest first, grouped by turn: finished turns,
 /// plus `current` (the caller's own running turn) when given. A finished turn that got no
 /// answer at all (the provider was down, it was cancelled before a word) stays in history
 /// but is not sent again: the model would take its question as still waiting for a reply.
 pub fn verbatim(conn: &Connection, current: Option<i64>) -> rusqlite::Result<Vec<StoredMessage>> {
     let after = summarised_through(conn)?;
-    let mut stmt = conn.prepare_cached(
-        "SELECT m.id, m.turn_id, m.kind, m.content, m.call_id, m.tool_name, m.is_error, m.partial,
-                m.provider, m.opaque_id, m.opaque, m.tokens
-         FROM messages m JOIN turns t ON t.id = m.turn_id
-         WHERE m.id > ?1
-           AND (t.id = ?2 OR (t.status != 'running' AND EXISTS (
-                SELECT 1 FROM messages a WHERE a.turn_id = t.id AND a.kind = 'assistant')))
-         ORDER BY m.turn_id, m.id",
-    )?;
+    let mut stmt = conn.prepare_cached(VERBATIM)?;
     let rows = stmt.query_map(params![after, current.unwrap_or(-1)], row_to_message)?;
     let mut out = Vec::new();
     for r in rows {
@@ -675,6 +696,71 @@ pub fn usage(conn: &Connection, since_ms: i64) -> rusqlite::Result<Vec<UsageRow>
 mod tests {
     use super::*;
     use crate::store::{Store, StoreError};
+
+    /// The summarisation check's sum is the history's own: answered turns count, a running
+    /// or unanswered one does not.
+    #[test]
+    fn verbatim_tokens_sum_what_verbatim_reads() {
+        let home = tempfile::tempdir().unwrap();
+        let store = Store::open(&home.path().join("mira.db")).unwrap();
+        let new = |id| NewTurn {
+            public_id: id,
+            project_id: None,
+            source: "test",
+            provider: ProviderKind::OpenAi,
+            model: "m",
+            effort: None,
+        };
+        let end = TurnEnd {
+            status: TurnStatus::Completed,
+            error: None,
+            usage: Usage::default(),
+            cost_usd: None,
+            model_calls: 1,
+            model: "m",
+        };
+        store
+            .write(|tx| {
+                let answered = begin_turn(tx, &new("t-1"))?;
+                append(tx, answered, &Item::User("how do retries back off?".into()), false)?;
+                append(tx, answered, &Item::Assistant("Twice as long each time.".into()), false)?;
+                finish_turn(tx, answered, &end)?;
+                let unanswered = begin_turn(tx, &new("t-2"))?;
+                append(tx, unanswered, &Item::User("and the cap?".into()), false)?;
+                finish_turn(tx, unanswered, &end)?;
+                let running = begin_turn(tx, &new("t-3"))?;
+                append(tx, running, &Item::User("still typing this one".into()), false)?;
+                Ok::<_, StoreError>(())
+            })
+            .unwrap();
+        let (sum, read) = store
+            .read(|c| Ok((verbatim_tokens(c)?, verbatim(c, None)?)))
+            .unwrap();
+        assert_eq!(read.len(), 2);
+        assert!(sum > 0);
+        assert_eq!(sum, read.iter().map(|m| m.tokens).sum::<usize>());
+    }
+
+    /// The history sent each turn is read from the last summary on, whatever the
+    /// conversation's length: a rowid range, not a walk of every message ever said.
+    #[test]
+    fn the_verbatim_history_is_a_range_read_not_a_scan() {
+        let home = tempfile::tempdir().unwrap();
+        let store = Store::open(&home.path().join("mira.db")).unwrap();
+        let plan: Vec<String> = store
+            .read(|c| {
+                let mut stmt = c.prepare(&format!("EXPLAIN QUERY PLAN {VERBATIM}"))?;
+                let rows = stmt.query_map(params![0, -1], |r| r.get::<_, String>(3))?;
+                rows.collect::<rusqlite::Result<Vec<_>>>()
+            })
+            .unwrap();
+        assert!(
+            plan.iter()
+                .any(|p| p.starts_with("SEARCH m USING INTEGER PRIMARY KEY")),
+            "{plan:?}"
+        );
+        assert!(!plan.iter().any(|p| p.starts_with("SCAN m")), "{plan:?}");
+    }
 
     /// Past conversation is ranked inside FTS5 with the `before` bound pushed down to it: the
     /// same order as ranking a join, none at or after the bound, tool output never.

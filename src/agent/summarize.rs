@@ -28,6 +28,10 @@ pub struct Plan {
 
 /// What to summarise, if the verbatim conversation is over `threshold` tokens.
 pub fn plan(conn: &Connection, threshold: usize) -> rusqlite::Result<Option<Plan>> {
+    // Most turns end under the threshold: a sum says so without reading every message.
+    if conversation::verbatim_tokens(conn)? <= threshold {
+        return Ok(None);
+    }
     let messages = conversation::verbatim(conn, None)?;
     let total: usize = messages.iter().map(|m| m.tokens).sum();
     if total <= threshold || messages.is_empty() {
