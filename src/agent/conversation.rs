@@ -722,14 +722,29 @@ mod tests {
         store
             .write(|tx| {
                 let answered = begin_turn(tx, &new("t-1"))?;
-                append(tx, answered, &Item::User("how do retries back off?".into()), false)?;
-                append(tx, answered, &Item::Assistant("Twice as long each time.".into()), false)?;
+                append(
+                    tx,
+                    answered,
+                    &Item::User("how do retries back off?".into()),
+                    false,
+                )?;
+                append(
+                    tx,
+                    answered,
+                    &Item::Assistant("Twice as long each time.".into()),
+                    false,
+                )?;
                 finish_turn(tx, answered, &end)?;
                 let unanswered = begin_turn(tx, &new("t-2"))?;
                 append(tx, unanswered, &Item::User("and the cap?".into()), false)?;
                 finish_turn(tx, unanswered, &end)?;
                 let running = begin_turn(tx, &new("t-3"))?;
-                append(tx, running, &Item::User("still typing this one".into()), false)?;
+                append(
+                    tx,
+                    running,
+                    &Item::User("still typing this one".into()),
+                    false,
+                )?;
                 Ok::<_, StoreError>(())
             })
             .unwrap();
