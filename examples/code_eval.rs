@@ -29,7 +29,7 @@ mod code_eval;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use mira::embed::Embedder;
+use mira::embed::{CodeEmbedder, Embedder};
 use mira::embed::{EmbedderConfig, EmbedderKind};
 use mira::index::search::{self, CodeWeights};
 
@@ -60,36 +60,41 @@ fn print_row(name: &str, s: &code_eval::Score, lat: Option<&mut Vec<Duration>>) 
 }
 
 /// Runs every query through `search::search` as the product does; returns the ranked ids
-/// and each query's time (query embedding included when `embed` is given and the index
-/// has vectors of its model).
+/// and each query's time (query embedding included: the built-in code model's inside the
+/// read, or `configured`'s when the index has vectors of its model).
 fn run_search(
     ix: &code_eval::Indexed,
     queries: &[String],
-    embed: Option<(&Embedder, &tokio::runtime::Runtime)>,
+    configured: Option<(&Embedder, &tokio::runtime::Runtime)>,
+    weights: &CodeWeights,
 ) -> (Vec<Vec<i64>>, Vec<Duration>) {
-    let space = embed.and_then(|(e, _)| {
+    let has_space = configured.is_some_and(|(e, _)| {
         ix.store
             .read(|c| mira::index::vectors::lookup(c, &e.model_id()))
             .unwrap()
+            .is_some()
     });
     let mut ranked = Vec::new();
     let mut times = Vec::new();
     for q in queries {
         let started = Instant::now();
-        // As the product does (`agent::knowledge::code_search`): no code vectors, no embedding.
-        let v = embed
-            .filter(|_| space.is_some())
-            .map(|(e, rt)| rt.block_on(e.embed(std::slice::from_ref(q))).unwrap());
-        let qv = match (&space, &v) {
-            (Some(space), Some(v)) => Some(search::CodeQueryVector {
-                space,
-                vector: &v[0],
-            }),
-            _ => None,
-        };
+        // As the product does (`agent::knowledge::code_search`).
+        let v = configured.filter(|_| has_space).map(|(e, rt)| {
+            (
+                e.model_id(),
+                rt.block_on(e.embed(std::slice::from_ref(q))).unwrap(),
+            )
+        });
         let hits = ix
             .store
-            .read(|c| search::search(c, ix.project_id, q, 10, qv, &CodeWeights::default()))
+            .read(|c| {
+                let configured = v.as_ref().map(|(m, v)| (m.as_str(), v[0].as_slice()));
+                let space = mira::index::vectors::query_space(c, q, configured)?;
+                let qv = space
+                    .as_ref()
+                    .map(|(space, vector)| search::CodeQueryVector { space, vector });
+                search::search(c, ix.project_id, q, 10, qv, weights)
+            })
             .unwrap();
         times.push(started.elapsed());
         ranked.push(hits.iter().map(|h| h.symbol_id).collect());
@@ -97,26 +102,46 @@ fn run_search(
     (ranked, times)
 }
 
+/// Embeds every chunk with `embedder`, as the language server and `mira index` do after a crawl.
+fn embed_all(ix: &code_eval::Indexed, embedder: &CodeEmbedder, rt: &tokio::runtime::Runtime) {
+    let started = Instant::now();
+    let n = rt
+        .block_on(mira::session::code::embed_code(
+            &ix.store, embedder, &ix.root,
+        ))
+        .unwrap()
+        .unwrap_or(0);
+    println!(
+        "embedded {n} chunks with {} in {:.2} s",
+        embedder.model_id(),
+        started.elapsed().as_secs_f64()
+    );
+}
+
 fn main() {
     let mut args = std::env::args().skip(1);
     let (mut dirs, mut model_dir, mut max_pairs) = (Vec::new(), None, 600usize);
-    let (mut builtin_vectors, mut latency_corpus) = (false, None);
+    let (mut grid, mut latency_corpus) = (false, None);
     while let Some(a) = args.next() {
         match a.as_str() {
             "--model-dir" => model_dir = args.next().map(PathBuf::from),
             "--max-pairs" => max_pairs = args.next().and_then(|v| v.parse().ok()).unwrap_or(600),
-            "--builtin-vectors" => builtin_vectors = true,
+            "--grid" => grid = true,
             "--latency-corpus" => latency_corpus = args.next().map(PathBuf::from),
             _ => dirs.push(PathBuf::from(a)),
         }
     }
     if dirs.is_empty() {
         eprintln!(
-            "usage: code_eval [--model-dir DIR | --builtin-vectors] [--max-pairs N] \
+            "usage: code_eval [--grid] [--model-dir DIR] [--max-pairs N] \
              [--latency-corpus DIR] CRATE_DIR..."
         );
         std::process::exit(2);
     }
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path().join("corpus");
     std::fs::create_dir_all(root.join(".git")).unwrap();
@@ -132,11 +157,16 @@ fn main() {
         pairs.len(),
         targets.iter().filter(|t| t.is_some()).count()
     );
+    let builtin = CodeEmbedder::builtin();
+    embed_all(&ix, &builtin, &rt);
     let queries: Vec<String> = pairs.iter().map(|p| p.query.clone()).collect();
+    let weights = CodeWeights::default();
 
     // ---- code search as the default build runs it ---------------------------------------
-    println!("== code search (index::search::search, default build: lexical) ==");
-    let (ranked, mut times) = run_search(&ix, &queries, None);
+    println!(
+        "== code search (index::search::search, default build: BM25 + the built-in code model) =="
+    );
+    let (ranked, mut times) = run_search(&ix, &queries, None, &weights);
     let mut crates: Vec<String> = pairs
         .iter()
         .map(|p| p.path.split('/').next().unwrap_or("").to_string())
@@ -185,7 +215,7 @@ fn main() {
     }
     // The same queries again: the document frequencies of common words are cached now, as
     // in a language server that has answered a few questions.
-    let (_, mut warm) = run_search(&ix, &queries, None);
+    let (_, mut warm) = run_search(&ix, &queries, None, &weights);
     warm.sort();
     println!(
         "{:<36} p50 {:.2} ms  p99 {:.2} ms",
@@ -203,18 +233,12 @@ fn main() {
             big.symbols,
             started.elapsed().as_secs_f64()
         );
-        let embedder = Embedder::from_config(&EmbedderConfig::default(), None)
-            .unwrap()
-            .unwrap();
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
+        embed_all(&big, &builtin, &rt);
         for pass in ["first pass", "second pass"] {
-            let (_, mut t) = run_search(&big, &queries, Some((&embedder, &rt)));
+            let (_, mut t) = run_search(&big, &queries, None, &weights);
             t.sort();
             println!(
-                "{:<36} p50 {:.2} ms  p99 {:.2} ms  max {:.2} ms (no code vectors here, so no query embedding, as in `mira search`)",
+                "{:<36} p50 {:.2} ms  p99 {:.2} ms  max {:.2} ms (query embedding included)",
                 format!("latency over the corpus, {pass}"),
                 percentile(&t, 0.5),
                 percentile(&t, 0.99),
@@ -223,17 +247,17 @@ fn main() {
         }
     }
 
-    if model_dir.is_none() && !builtin_vectors {
-        return;
+    if grid {
+        println!("== the built-in code model: each list, and the fusion over a grid of weights ==");
+        fusion_grid(&ix, &pairs, &targets, &queries, None, &rt);
     }
-    // ---- vectors and fusion ----------------------------------------------------------------
-    let cfg = match model_dir {
-        Some(dir) => EmbedderConfig {
-            provider: EmbedderKind::Local,
-            model_dir: Some(dir),
-            ..Default::default()
-        },
-        None => EmbedderConfig::default(),
+    let Some(dir) = model_dir else {
+        return;
+    };
+    let cfg = EmbedderConfig {
+        provider: EmbedderKind::Local,
+        model_dir: Some(dir),
+        ..Default::default()
     };
     let embedder = match Embedder::from_config(&cfg, None) {
         Ok(Some(e)) => e,
@@ -246,56 +270,71 @@ fn main() {
         }
     };
     println!("== vectors: {} ==", embedder.model_id());
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    let started = Instant::now();
-    let n = rt
-        .block_on(mira::index::vectors::embed_pending(
-            &ix.store,
-            &embedder,
-            ix.project_id,
-            &ix.root,
-            64,
-        ))
-        .unwrap();
+    embed_all(&ix, &CodeEmbedder::Configured(embedder.clone()), &rt);
+    fusion_grid(&ix, &pairs, &targets, &queries, Some(&embedder), &rt);
+    let (_, mut t) = run_search(&ix, &queries, Some((&embedder, &rt)), &weights);
+    t.sort();
     println!(
-        "embedded {n} chunks in {:.1} s",
-        started.elapsed().as_secs_f64()
+        "{:<36} p50 {:.2} ms  p99 {:.2} ms (query embedding included)",
+        "latency with vectors",
+        percentile(&t, 0.5),
+        percentile(&t, 0.99)
     );
-    let mut lists = code_eval::bm25_lists(&ix, &pairs);
+}
+
+/// BM25 alone, the vectors of one space alone (`configured`'s, else the built-in model's),
+/// and weighted RRF over a grid of weights: how `CodeWeights::default` is chosen.
+fn fusion_grid(
+    ix: &code_eval::Indexed,
+    pairs: &[code_eval::Pair],
+    targets: &[Option<i64>],
+    queries: &[String],
+    configured: Option<&Embedder>,
+    rt: &tokio::runtime::Runtime,
+) {
+    let mut lists = code_eval::bm25_lists(ix, pairs);
     print_row(
         "BM25",
         &code_eval::score(
-            &targets,
+            targets,
             &lists.iter().map(|l| l.bm25.clone()).collect::<Vec<_>>(),
         ),
         None,
     );
-    let vectors = rt.block_on(embedder.embed(&queries)).unwrap();
-    let space = ix
-        .store
-        .read(|c| mira::index::vectors::lookup(c, &embedder.model_id()))
-        .unwrap()
-        .unwrap();
+    let vectors: Vec<(String, Vec<f32>)> = match configured {
+        Some(e) => rt
+            .block_on(e.embed(queries))
+            .unwrap()
+            .into_iter()
+            .map(|v| (e.model_id(), v))
+            .collect(),
+        None => Vec::new(),
+    };
+    let started = Instant::now();
     ix.store
         .read(|c| {
-            for (l, v) in lists.iter_mut().zip(&vectors) {
-                l.vector = mira::index::vectors::nearest(c, &space, v, ix.project_id, 60)?;
+            for (i, (l, q)) in lists.iter_mut().zip(queries).enumerate() {
+                let configured = vectors.get(i).map(|(m, v)| (m.as_str(), v.as_slice()));
+                if let Some((space, v)) = mira::index::vectors::query_space(c, q, configured)? {
+                    l.vector = mira::index::vectors::nearest(c, &space, &v, ix.project_id, 60)?;
+                }
             }
             Ok(())
         })
         .unwrap();
+    println!(
+        "vector search alone: {:.2} ms a query (query embedding included)",
+        started.elapsed().as_secs_f64() * 1e3 / queries.len().max(1) as f64
+    );
     print_row(
         "vectors",
         &code_eval::score(
-            &targets,
+            targets,
             &lists.iter().map(|l| l.vector.clone()).collect::<Vec<_>>(),
         ),
         None,
     );
-    for vector in [0.1, 0.2, 0.3, 0.5, 1.0, 1.5, 2.0, 3.0] {
+    for vector in [0.5, 0.75, 1.0, 1.5, 2.0, 3.0] {
         for k in [10.0, 30.0, 60.0] {
             let w = CodeWeights {
                 bm25: 1.0,
@@ -305,17 +344,9 @@ fn main() {
             };
             print_row(
                 &format!("RRF bm25 1 vector {vector} k {k}"),
-                &code_eval::score(&targets, &code_eval::fuse(&lists, &w)),
+                &code_eval::score(targets, &code_eval::fuse(&lists, &w)),
                 None,
             );
         }
     }
-    let (_, mut t) = run_search(&ix, &queries, Some((&embedder, &rt)));
-    t.sort();
-    println!(
-        "{:<36} p50 {:.2} ms  p99 {:.2} ms (query embedding included)",
-        "latency with vectors",
-        percentile(&t, 0.5),
-        percentile(&t, 0.99)
-    );
 }

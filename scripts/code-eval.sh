@@ -9,7 +9,7 @@
 #   scripts/code-eval.sh --quick                  # 200 pairs of the dev crates (CI)
 #   scripts/code-eval.sh --minilm                 # + all-MiniLM-L6-v2 vectors and fusion
 #                                                 # (--features local-embeddings; slow)
-#   scripts/code-eval.sh --builtin-vectors        # + the built-in table's vectors and fusion
+#   scripts/code-eval.sh --grid        # + the built-in table's vectors and fusion
 #   scripts/code-eval.sh --latency-corpus DIR     # + latency over DIR, indexed (read only)
 #
 # $CODE_EVAL_BIN: a built examples/code_eval to run instead of cargo.
@@ -41,6 +41,11 @@ for c in "${names[@]}"; do
     d="$reg$c"
   else
     d=$(ls -d "$reg$c"-[0-9]* 2>/dev/null | sort -V | tail -1 || true)
+  fi
+  if [ -z "$d" ] && [ "${c%-[0-9]*}" != "$c" ]; then
+    # A held-out crate at another version than the one named: the newest there is, said.
+    d=$(ls -d "$reg${c%-[0-9]*}"-[0-9]* 2>/dev/null | sort -V | tail -1 || true)
+    [ -n "$d" ] && echo "code-eval: $c is not in $reg; using $(basename "$d")" >&2
   fi
   if [ -n "$d" ]; then crates+=("$d/src"); else echo "code-eval: $c is not in $reg (left out)" >&2; fi
 done

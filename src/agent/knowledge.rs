@@ -9,6 +9,7 @@ use futures::future::BoxFuture;
 use rusqlite::Connection;
 
 use super::context::{ContextSources, Embedded, Query, QueryEmbedding};
+use crate::embed::Embedder;
 use crate::index::search::{self, CodeQueryVector, CodeWeights};
 use crate::memory::goals::{self, GoalStatus};
 use crate::memory::recall::{self, QueryVector, RecallQuery};
@@ -158,19 +159,16 @@ impl ContextSources for Knowledge {
         let Some(project) = q.project else {
             return Vec::new();
         };
-        let space = q.embedding.and_then(|e| {
-            or_log(
-                "code vectors",
-                crate::index::vectors::lookup(conn, &e.model_id),
-            )
-        });
-        let qv = match (&space, q.embedding) {
-            (Some(space), Some(e)) => Some(CodeQueryVector {
-                space,
-                vector: &e.vector,
-            }),
-            _ => None,
-        };
+        let configured = q
+            .embedding
+            .map(|e| (e.model_id.as_str(), e.vector.as_slice()));
+        let space = or_log(
+            "code vectors",
+            crate::index::vectors::query_space(conn, head(q.text), configured),
+        );
+        let qv = space
+            .as_ref()
+            .map(|(space, vector)| CodeQueryVector { space, vector });
         let hits = or_log(
             "code search",
             search::search(
@@ -255,14 +253,23 @@ pub async fn code_search(
 ) -> Result<CodeSearch, String> {
     let query = head(query).to_string();
     let store = memory.store().clone();
-    let vectors = {
-        let store = store.clone();
-        tokio::task::spawn_blocking(move || store.read(crate::index::vectors::any_space))
+    // The question is embedded by the configured embedder only when chunk vectors of its
+    // model exist: otherwise its vector would be of no use (the built-in code model embeds
+    // it inside the read, in microseconds).
+    let configured_space = match memory.embedder().filter(Embedder::embeds_code) {
+        Some(e) => {
+            let (store, model) = (store.clone(), e.model_id());
+            tokio::task::spawn_blocking(move || {
+                store.read(|c| crate::index::vectors::lookup(c, &model))
+            })
             .await
             .map_err(|e| format!("code search stopped: {e}"))?
             .map_err(|e| format!("code search failed: {e}"))?
+            .is_some()
+        }
+        None => false,
     };
-    let (embedding, note) = if !vectors {
+    let (embedding, note) = if !configured_space {
         (None, None)
     } else {
         match memory.embed_query(&query).await {
@@ -272,14 +279,13 @@ pub async fn code_search(
     };
     let hits = tokio::task::spawn_blocking(move || {
         store.read(|c| {
-            let space = match &embedding {
-                Some((model, _)) => crate::index::vectors::lookup(c, model)?,
-                None => None,
-            };
-            let qv = match (&space, &embedding) {
-                (Some(space), Some((_, v))) => Some(CodeQueryVector { space, vector: v }),
-                _ => None,
-            };
+            let configured = embedding
+                .as_ref()
+                .map(|(model, v)| (model.as_str(), v.as_slice()));
+            let space = crate::index::vectors::query_space(c, &query, configured)?;
+            let qv = space
+                .as_ref()
+                .map(|(space, vector)| CodeQueryVector { space, vector });
             let hits = search::search(c, project_id, &query, limit, qv, &CodeWeights::default())?;
             // Fewer hits than asked may be files not searchable yet: say so, with the fix.
             let awaiting = if hits.len() < limit {

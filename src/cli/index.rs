@@ -110,34 +110,38 @@ pub fn index(rt: &Runtime, path: Option<PathBuf>) -> CliResult {
     Ok(ExitCode::SUCCESS)
 }
 
-/// With an embedder configured, code search also ranks by meaning: embed the chunks that
-/// have no vector yet (only what changed, after the first run). Never fails the command:
-/// code search falls back to full-text search.
+/// Code search ranks by meaning too: embed the chunks that have no vector yet (only what
+/// changed, after the first run) with the built-in code model, and with the configured
+/// embedder when it embeds code. Never fails the command: code search falls back to
+/// full-text search.
 fn embed_chunks(rt: &Runtime, ws: &Workspace) {
     let (project, store) = (&ws.project, &ws.store);
-    let embedder = match ws.memory().map(|m| m.embedder()) {
-        Ok(Some(e)) if e.embeds_code() => e,
-        Ok(_) => return,
+    let configured = match ws.memory().map(|m| m.embedder()) {
+        Ok(e) => e,
         Err(e) => {
-            eprintln!("mira: code vectors skipped: {e}");
-            return;
+            eprintln!("mira: vectors of a configured embedder skipped: {e}");
+            None
         }
     };
-    let started = std::time::Instant::now();
-    match rt.block_on(code::embed_code(store, &embedder, &project.root)) {
-        Ok(None) => {}
-        Ok(Some(n)) => {
-            println!(
-                "vectors   {n} chunks embedded with {} ({:.2} s)",
-                embedder.model_id(),
-                started.elapsed().as_secs_f64()
-            );
-        }
-        Err(e) => {
-            eprintln!(
-                "mira: code vectors incomplete ({e}); code search uses full-text search for the rest \
-                 until the next `mira index`"
-            );
+    for embedder in code::code_embedders(configured.as_ref()) {
+        let started = std::time::Instant::now();
+        match rt.block_on(code::embed_code(store, &embedder, &project.root)) {
+            // Nothing was missing: every chunk has its vector from an earlier run.
+            Ok(None | Some(0)) => {}
+            Ok(Some(n)) => {
+                println!(
+                    "vectors   {n} chunks embedded with {} ({:.2} s)",
+                    embedder.model_id(),
+                    started.elapsed().as_secs_f64()
+                );
+            }
+            Err(e) => {
+                eprintln!(
+                    "mira: code vectors of {} incomplete ({e}); code search uses full-text search \
+                     for the rest until the next `mira index`",
+                    embedder.model_id()
+                );
+            }
         }
     }
 }

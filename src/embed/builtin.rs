@@ -41,7 +41,7 @@ impl BuiltinEmbedder {
         })
     }
 
-    fn parse(table: &'static [u8], vocab: &str) -> Result<BuiltinEmbedder, String> {
+    pub(super) fn parse(table: &'static [u8], vocab: &str) -> Result<BuiltinEmbedder, String> {
         let u32_at = |o: usize| -> Result<usize, String> {
             let b = table.get(o..o + 4).ok_or("table too short")?;
             Ok(u32::from_le_bytes(b.try_into().expect("4 bytes")) as usize)
@@ -79,6 +79,15 @@ impl BuiltinEmbedder {
 
     pub fn dim(&self) -> usize {
         self.dim
+    }
+
+    /// The word pieces a text's vector is the mean of, in order (for training tables that
+    /// must see texts exactly as this embedder does: `examples/code_pairs.rs`).
+    pub fn piece_ids(&self, text: &str) -> Vec<u32> {
+        self.tokenizer
+            .pieces(&prepare(text))
+            .take(MAX_PIECES)
+            .collect()
     }
 
     pub fn embed_one(&self, text: &str) -> Vec<f32> {

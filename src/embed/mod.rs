@@ -7,6 +7,7 @@
 //! Every vector leaves this module L2-normalised, so cosine, dot product and L2 rank alike.
 
 mod builtin;
+mod code;
 mod http;
 mod local;
 mod settings;
@@ -19,6 +20,7 @@ use secrecy::SecretString;
 pub use settings::{EmbedderConfig, EmbedderKind, EmbedderKind as Provider};
 
 pub use builtin::BuiltinEmbedder;
+pub use code::CodeModel;
 pub use http::HttpEmbedder;
 pub use local::LocalEmbedder;
 
@@ -177,6 +179,47 @@ impl Embedder {
                     .map_err(|e| EmbedError::Local(format!("embedding thread failed: {e}")))?
             }
         }
+    }
+}
+
+/// What embeds code chunks: the built-in code model (always on: microseconds a chunk), or
+/// an embedder the user configured that embeds code too (`Embedder::embeds_code`).
+#[derive(Clone, Debug)]
+pub enum CodeEmbedder {
+    Builtin(&'static CodeModel),
+    Configured(Embedder),
+}
+
+impl CodeEmbedder {
+    pub fn builtin() -> CodeEmbedder {
+        CodeEmbedder::Builtin(CodeModel::get())
+    }
+
+    pub fn model_id(&self) -> String {
+        match self {
+            CodeEmbedder::Builtin(_) => CodeModel::MODEL_ID.to_string(),
+            CodeEmbedder::Configured(e) => e.model_id(),
+        }
+    }
+
+    /// Vectors of code chunks, in order.
+    pub async fn embed_chunks(&self, chunks: &[String]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        match self {
+            CodeEmbedder::Builtin(m) if chunks.len() <= 16 => Ok(m.embed_chunks(chunks)),
+            CodeEmbedder::Builtin(m) => {
+                let (m, chunks) = (*m, chunks.to_vec());
+                tokio::task::spawn_blocking(move || m.embed_chunks(&chunks))
+                    .await
+                    .map_err(|e| EmbedError::Local(format!("embedding thread failed: {e}")))
+            }
+            CodeEmbedder::Configured(e) => e.embed(chunks).await,
+        }
+    }
+}
+
+impl std::fmt::Debug for CodeModel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(CodeModel::MODEL_ID)
     }
 }
 

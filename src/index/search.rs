@@ -24,6 +24,10 @@ pub const HEAD_LINES: usize = 4;
 pub const HEAD_BYTES: usize = 400;
 /// Candidates each retriever contributes before fusion.
 pub const CANDIDATES: usize = 60;
+/// Candidates from the vectors: fewer than from BM25, since the scan costs in proportion to
+/// how many it keeps (`vectors::nearest`), and in the fusion (k 10) a rank past 30 adds
+/// under a quarter of a first rank's share.
+pub const VECTOR_CANDIDATES: usize = 32;
 
 /// The first [`HEAD_LINES`] lines (at most [`HEAD_BYTES`]) of a symbol's range, redacted.
 pub fn head_of(s: &Symbol, source: &[u8]) -> String {
@@ -105,10 +109,12 @@ pub fn insert_chunks(tx: &Transaction, ids: &[i64], chunks: &[Chunk]) -> rusqlit
     Ok(())
 }
 
-/// Weights of the fused ranking, chosen by `examples/code_eval.rs` (docs/benchmarks.md): on 300 pairs
-/// from ropey and regex-syntax with all-MiniLM-L6-v2, BM25 hit@5 0.510 / MRR@10 0.359,
-/// vectors 0.543 / 0.421, this fusion 0.637 / 0.473 — the best of the grid (vector 0.5–3,
-/// k 10–60). BM25 leads identifier queries as it does for memories.
+/// Weights of the fused ranking, chosen by `scripts/code-eval.sh --grid` (docs/benchmarks.md)
+/// on the 600 pairs of its dev crates, docs stripped, with the built-in code model: BM25
+/// hit@5 0.547 / MRR@10 0.370, vectors 0.525 / 0.378, this fusion 0.637 / 0.449 — the best
+/// of the grid (vector 0.5–3, k 10–60). (all-MiniLM-L6-v2's vectors, measured earlier on
+/// ropey and regex-syntax, were best at vector 1.5, within a few pairs of 1.) BM25 leads
+/// identifier queries as it does for memories.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct CodeWeights {
     pub bm25: f64,
@@ -122,7 +128,7 @@ impl Default for CodeWeights {
     fn default() -> Self {
         CodeWeights {
             bm25: 1.0,
-            vector: 1.5,
+            vector: 1.0,
             vector_identifier: 0.3,
             rrf_k: 10.0,
         }
@@ -458,7 +464,13 @@ pub fn search(
     let n = CANDIDATES.max(limit);
     let lexical = bm25_ids(conn, project_id, query, n)?;
     let semantic = match qv {
-        Some(qv) => super::vectors::nearest(conn, qv.space, qv.vector, project_id, n)?,
+        Some(qv) => super::vectors::nearest(
+            conn,
+            qv.space,
+            qv.vector,
+            project_id,
+            VECTOR_CANDIDATES.max(limit),
+        )?,
         None => Vec::new(),
     };
     let vector_weight = if is_identifier_query(query) {

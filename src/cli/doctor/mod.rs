@@ -156,10 +156,24 @@ fn print_embedder(p: &mira::embed::Probe) {
         }
         None => {}
     }
-    if p.provider == Provider::Builtin {
+    let code = mira::embed::CodeModel::get();
+    let sample: Vec<String> = (0..500)
+        .map(|i| format!("method Invoice.total_{i}\nfn total_{i}(&self) -> Money\nself.lines.iter().map(|l| l.amount).sum()"))
+        .collect();
+    let started = std::time::Instant::now();
+    let n = code.embed_chunks(&sample).len();
+    let rate = n as f64 / started.elapsed().as_secs_f64().max(1e-9);
+    println!(
+        "  code       {} (built-in, always on): code search by meaning beside full-text search, \
+         {rate:.0} chunks/s (measured now)",
+        mira::embed::CodeModel::MODEL_ID
+    );
+    if matches!(
+        p.provider,
+        Provider::Openai | Provider::Ollama | Provider::Local
+    ) {
         println!(
-            "  code       code search stays full-text: the built-in models do not embed code \
-             (the transformer is too slow for a whole project, the static table scored below BM25)"
+            "             code chunks are embedded with the model above too, and searched with it"
         );
     }
 }
