@@ -4,18 +4,19 @@
 //!   scripts/code-eval.sh                 # dev crates from the cargo registry, default build
 //!   scripts/code-eval.sh --held-out      # tokio, hyper, regex-automata, serde_json
 //!   cargo run --release --example code_eval -- [--max-pairs 600] \
-//!       [--builtin-vectors] [--latency-corpus DIR] CRATE_DIR...
+//!       [--grid] [--latency-corpus DIR] CRATE_DIR...
 //!   cargo run --release --features local-embeddings --example code_eval -- \
 //!       --model-dir "$(scripts/fetch-minilm)" CRATE_DIR...
 //!
 //! Each crate is copied without doc comments and indexed; each documented function's doc
-//! (first sentence) is the query for that function. The first table is code search as Mira
-//! runs it in the default build (`index::search::search`, the built-in embedder embeds no
-//! code): hit@1/5/10 and MRR@10 per crate and in all, and the latency of each query, p50 and
-//! p99. `--latency-corpus DIR` indexes DIR as well (read only; the index is a temporary
-//! file) and times the same queries over it. With `--builtin-vectors` or `--model-dir`, the
-//! chunks are embedded too and weighted RRF is measured over a grid of weights (the defaults
-//! in `index::search::CodeWeights` were chosen from that table).
+//! (first sentence) is the query for that function. The chunks are embedded by the built-in
+//! code model, as `mira index` does. The first table is code search as Mira runs it in the
+//! default build (`index::search::search`: BM25 and the code model's vectors, fused):
+//! hit@1/5/10 and MRR@10 per crate and in all, and the latency of each query, p50 and p99.
+//! `--latency-corpus DIR` indexes and embeds DIR as well (read only; the index is a temporary
+//! file) and times the same queries over it. `--grid` prints BM25 alone, the vectors alone and
+//! weighted RRF over a grid of weights (the defaults in `index::search::CodeWeights` were
+//! chosen from that table); `--model-dir` does the same for all-MiniLM-L6-v2's vectors.
 //!
 //! `CODE_EVAL_MISSES=1` lists each query whose function is not in the first five, with the
 //! first three found; `MIRA_EVAL_TOKENIZE='ascii'` rebuilds `code_fts` with another tokenizer
