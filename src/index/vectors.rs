@@ -167,9 +167,9 @@ pub fn query_space(
     {
         return Ok(Some((space, vector.to_vec())));
     }
-    let model = crate::embed::CodeModel::get();
+    // The tables are parsed on first use: only where the project has their vectors.
     Ok(lookup(conn, crate::embed::CodeModel::MODEL_ID)?
-        .map(|space| (space, model.embed_query(question))))
+        .map(|space| (space, crate::embed::CodeModel::get().embed_query(question))))
 }
 
 /// Symbol ids of `project_id` nearest to `query`, best first: the nearest by sign bits,
