@@ -2,6 +2,7 @@
 //! index built by a parallel crawl, and a live layer that keeps open documents current.
 
 mod abbrev;
+mod bitscan;
 pub mod config;
 pub mod crawl;
 pub mod db;

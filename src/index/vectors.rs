@@ -2,8 +2,8 @@
 //! never mixed), partitioned by project, filled in the background by [`embed_pending`] and
 //! emptied with the symbols by a trigger created with the table.
 //!
-//! A chunk is stored twice over in one row: its sign bits, which sqlite-vec scans by Hamming
-//! distance, and its vector in 8 bits, with which the nearest few hundred by bits are ranked
+//! A chunk is stored twice over in one row: its sign bits, which [`super::bitscan`] scans by
+//! Hamming distance, and its vector in 8 bits, with which the nearest few by bits are ranked
 //! again exactly. A float scan cost about 1 µs a chunk (20 ms over 21k symbols, 200 ms over
 //! 400k: past code search's 30 ms); the bits are 32 bytes a chunk at 256 dimensions, and on
 //! the code eval's dev crates the re-ranked top ten lost nothing against the float scan
@@ -26,9 +26,8 @@ pub struct CodeSpace {
 const TABLE_PREFIX: &str = "code_bits_";
 /// The float tables of earlier versions, dropped when a space is registered again.
 const OLD_TABLE_PREFIX: &str = "code_vec_";
-/// Chunks taken by Hamming distance before the exact ranking, at least. sqlite-vec picks
-/// its k nearest with a selection that costs k steps per row scanned (`min_idx`), so k is
-/// what a scan costs: the float table's 60 over 21k chunks took 20 ms.
+/// Chunks taken by Hamming distance before the exact ranking, at least: each costs one
+/// lookup of its 8-bit vector, and on the dev crates more lost nothing (docs/benchmarks.md).
 const COARSE: usize = 32;
 /// Lines of a symbol's code a chunk vector embeds: the fused ranking's weights were chosen
 /// with sixteen (`CodeWeights`), so they stay, though the FTS5 chunk keeps four.
@@ -172,8 +171,9 @@ pub fn query_space(
         .map(|space| (space, crate::embed::CodeModel::get().embed_query(question))))
 }
 
-/// Symbol ids of `project_id` nearest to `query`, best first: the nearest by sign bits,
-/// ranked again by their 8-bit vectors.
+/// Symbol ids of `project_id` nearest to `query`, best first: the nearest by sign bits
+/// (`bitscan`, or vec0's own KNN where its storage is not the one `bitscan` knows), ranked
+/// again by their 8-bit vectors.
 pub fn nearest(
     conn: &Connection,
     space: &CodeSpace,
@@ -184,15 +184,41 @@ pub fn nearest(
     if query.len() != space.dim {
         return Ok(Vec::new());
     }
-    let mut stmt = conn.prepare_cached(&format!(
-        "SELECT symbol_id, vector FROM {} WHERE bits MATCH vec_bit(?1) AND k = ?2 AND project_id = ?3",
-        space.table()
-    ))?;
     let coarse = n.clamp(COARSE, 4096);
-    let rows = stmt.query_map(params![sign_bits(query), coarse as i64, project_id], |r| {
-        Ok((r.get::<_, i64>(0)?, dot_i8(query, &r.get::<_, Vec<u8>>(1)?)))
-    })?;
-    let mut scored = rows.collect::<rusqlite::Result<Vec<_>>>()?;
+    let bits = sign_bits(query);
+    let scanned = super::bitscan::nearest(
+        conn,
+        &space.table(),
+        space.embedder_id,
+        project_id,
+        &bits,
+        coarse,
+    )?;
+    let mut scored = match scanned {
+        Some(ids) => {
+            let mut stmt = conn.prepare_cached(&format!(
+                "SELECT vector FROM {} WHERE symbol_id = ?1",
+                space.table()
+            ))?;
+            let mut out = Vec::with_capacity(ids.len());
+            for id in ids {
+                let v: Vec<u8> = stmt.query_row([id], |r| r.get(0))?;
+                out.push((id, dot_i8(query, &v)));
+            }
+            out
+        }
+        None => {
+            let mut stmt = conn.prepare_cached(&format!(
+                "SELECT symbol_id, vector FROM {}
+                  WHERE bits MATCH vec_bit(?1) AND k = ?2 AND project_id = ?3",
+                space.table()
+            ))?;
+            let rows = stmt.query_map(params![bits, coarse as i64, project_id], |r| {
+                Ok((r.get::<_, i64>(0)?, dot_i8(query, &r.get::<_, Vec<u8>>(1)?)))
+            })?;
+            rows.collect::<rusqlite::Result<Vec<_>>>()?
+        }
+    };
     scored.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
     scored.truncate(n);
     Ok(scored.into_iter().map(|(id, _)| id).collect())
@@ -327,13 +353,16 @@ fn write_batch(
 ) -> rusqlite::Result<CodeSpace> {
     let dim = vectors.first().map_or(0, Vec::len);
     let space = register(tx, model, dim)?;
+    let table = space.table();
+    let newest_before = super::bitscan::newest_chunk(tx, &table, project_id)?;
     let mut ins = tx.prepare_cached(&format!(
-        "INSERT INTO {} (symbol_id, project_id, bits, vector) VALUES (?1, ?2, vec_bit(?3), ?4)",
-        space.table()
+        "INSERT INTO {table} (symbol_id, project_id, bits, vector) VALUES (?1, ?2, vec_bit(?3), ?4)"
     ))?;
     for (id, v) in ids.iter().zip(vectors) {
         ins.execute(params![id, project_id, sign_bits(v), quantise(v)])?;
     }
+    // Readers keep the bits in memory, chunk by chunk: this tells them which to read again.
+    super::bitscan::count_inserts(tx, &table, space.embedder_id, project_id, newest_before)?;
     Ok(space)
 }
 
@@ -469,5 +498,136 @@ mod tests {
         assert!(found.is_empty(), "another project's chunks: {found:?}");
         let found = store.read(|c| nearest(c, &space, &[1.0; 4], 1, 3)).unwrap();
         assert!(found.is_empty());
+    }
+
+    /// `bitscan`'s boundary with sqlite-vec (its module doc): after every kind of write vec0
+    /// does (batches, deletes anywhere, the newest chunk emptied so that inserts go back into
+    /// an older chunk's holes, writes from another connection), the scan of the cached
+    /// chunks equals a brute force over the rows vec0 itself returns, and vec0's own KNN
+    /// finds the same distances.
+    #[test]
+    fn the_scan_equals_a_brute_force_over_vec0s_own_rows() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("mira.db")).unwrap();
+        let other = store.connect().unwrap();
+        let mut seed = 0x9E37_79B9_7F4A_7C15u64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        let vector = |next: &mut dyn FnMut() -> u64| -> Vec<f32> {
+            (0..256)
+                .map(|_| (next() % 2001) as f32 / 1000.0 - 1.0)
+                .collect()
+        };
+        let next_id = std::cell::Cell::new(1i64);
+        let insert =
+            |store: &Store, other: &Connection, n: usize, next: &mut dyn FnMut() -> u64| {
+                let ids: Vec<i64> = (0..n as i64).map(|i| next_id.get() + i).collect();
+                next_id.set(next_id.get() + n as i64);
+                let vs: Vec<Vec<f32>> = ids.iter().map(|_| vector(next)).collect();
+                let project = 1 + (ids[0] % 2);
+                if ids[0] % 3 == 0 {
+                    let tx = other.unchecked_transaction().unwrap();
+                    write_batch(&tx, "test-model", project, &ids, &vs).unwrap();
+                    tx.commit().unwrap();
+                } else {
+                    store
+                        .write(|tx| write_batch(tx, "test-model", project, &ids, &vs))
+                        .unwrap();
+                }
+            };
+        for n in [900, 1500, 700, 40] {
+            insert(&store, &other, n, &mut next);
+        }
+        let space = store.read(|c| lookup(c, "test-model")).unwrap().unwrap();
+        let t = space.table();
+        let hamming = |a: &[u8], b: &[u8]| -> u32 {
+            a.iter().zip(b).map(|(x, y)| (x ^ y).count_ones()).sum()
+        };
+        let check = |store: &Store, query: &[f32], project: i64, k: usize, round: usize| {
+            let q = sign_bits(query);
+            let (scanned, brute, knn) = store
+                .read(|c| {
+                    let scanned =
+                        super::super::bitscan::nearest(c, &t, space.embedder_id, project, &q, k)?
+                            .expect("a table of this sqlite-vec");
+                    let mut all: Vec<(u32, i64)> = c
+                        .prepare(&format!(
+                            "SELECT symbol_id, bits FROM {t} WHERE project_id = ?1"
+                        ))?
+                        .query_map([project], |r| {
+                            Ok((hamming(&r.get::<_, Vec<u8>>(1)?, &q), r.get::<_, i64>(0)?))
+                        })?
+                        .collect::<rusqlite::Result<_>>()?;
+                    all.sort();
+                    all.truncate(k);
+                    let knn: Vec<u32> = c
+                        .prepare(&format!(
+                            "SELECT distance FROM {t}
+                              WHERE bits MATCH vec_bit(?1) AND k = ?2 AND project_id = ?3"
+                        ))?
+                        .query_map(params![q, k as i64, project], |r| {
+                            Ok(r.get::<_, f64>(0)? as u32)
+                        })?
+                        .collect::<rusqlite::Result<_>>()?;
+                    Ok((scanned, all, knn))
+                })
+                .unwrap();
+            let brute_ids: Vec<i64> = brute.iter().map(|(_, id)| *id).collect();
+            assert_eq!(
+                scanned, brute_ids,
+                "round {round}, project {project}, k {k}"
+            );
+            let dists: Vec<u32> = brute.iter().map(|(d, _)| *d).collect();
+            assert_eq!(knn, dists, "vec0's own distances, round {round}");
+        };
+        for round in 0..40 {
+            match next() % 4 {
+                0 => insert(&store, &other, 1 + (next() % 300) as usize, &mut next),
+                1 => {
+                    // Deletes anywhere, some from the other connection.
+                    let fresh = store.connect().unwrap();
+                    let conn = if round % 2 == 0 { &other } else { &fresh };
+                    for _ in 0..(next() % 200) {
+                        let id = 1 + (next() % next_id.get() as u64) as i64;
+                        conn.execute(&format!("DELETE FROM {t} WHERE symbol_id = ?1"), [id])
+                            .unwrap();
+                    }
+                }
+                2 => {
+                    // Empties a project's newest chunk: vec0 deletes it, and the next insert
+                    // goes into the holes of the chunk before.
+                    let project = 1 + (next() % 2) as i64;
+                    store
+                        .write(|tx| {
+                            let newest = super::super::bitscan::newest_chunk(tx, &t, project)?;
+                            tx.execute(
+                                &format!(
+                                    "DELETE FROM {t} WHERE symbol_id IN
+                                      (SELECT id FROM {t}_rowids WHERE chunk_id = ?1)"
+                                ),
+                                [newest],
+                            )?;
+                            Ok::<_, rusqlite::Error>(())
+                        })
+                        .unwrap();
+                }
+                _ => {
+                    // One slot freed and filled again at once: same validity, new bits.
+                    let id = 1 + (next() % next_id.get() as u64) as i64;
+                    other
+                        .execute(&format!("DELETE FROM {t} WHERE symbol_id = ?1"), [id])
+                        .unwrap();
+                    insert(&store, &other, 1, &mut next);
+                }
+            }
+            let query = vector(&mut next);
+            for (project, k) in [(1, 1), (2, 7), (1, 32), (2, 200)] {
+                check(&store, &query, project, k, round);
+            }
+        }
     }
 }
