@@ -187,9 +187,20 @@ impl CodeHit {
 /// A term in more chunks than this is "common": FTS5 scores every row a query matches, so
 /// an OR over common terms of a 400k-chunk index would score most of it (0.3 s).
 const COMMON_TERM_ROWS: i64 = 2_000;
+/// The rare terms that lead a query match at most as many rows together (their document
+/// frequencies summed) as a common term does alone; the others only add to those rows'
+/// scores. On the code eval's dev crates nothing was lost, and over 513k chunks a long
+/// question's BM25 went from p99 95 ms to 34 ms (docs/benchmarks.md).
+const LEAD_ROWS: i64 = COMMON_TERM_ROWS;
+/// The terms a query keeps, its rarest: mira_bm25 scores each phrase on every row it ranks,
+/// and a pasted paragraph of sixty terms took 30 ms over 513k chunks.
+const MAX_TERMS: usize = 32;
 /// How long a common term's document frequency is reused: it moves slowly (a share of a
-/// large index), and counting it walks its whole doclist (~2–5 ms on 400k chunks).
+/// large index).
 const DF_TTL: std::time::Duration = std::time::Duration::from_secs(300);
+/// How long a rare term's is: an edit moves it more, and a question of sixty words counted
+/// each of its terms afresh, 0.1–0.5 ms apiece over 513k chunks.
+const RARE_DF_TTL: std::time::Duration = std::time::Duration::from_secs(30);
 /// Column weights of the ranking (name, signature, doc, body): a name match counts most.
 const COLUMN_WEIGHTS: [f64; 4] = [4.0, 2.0, 3.0, 1.0];
 
@@ -198,9 +209,12 @@ static DF_CACHE: std::sync::LazyLock<
     std::sync::Mutex<std::collections::HashMap<DfKey, (i64, std::time::Instant)>>,
 > = std::sync::LazyLock::new(Default::default);
 
-/// In how many chunks `term` occurs. Rare terms are counted each time (the count stops
-/// past [`COMMON_TERM_ROWS`], so it is cheap); common ones are counted once per database
-/// file and [`DF_TTL`] in this process.
+/// In how many chunks `term` occurs, counted up to [`COMMON_TERM_ROWS`] and estimated past
+/// it: a chunk's rowid is its symbol's id, and FTS5 walks a doclist in rowid order, so the
+/// share of the id range the first rows span says how many rows the whole doclist holds
+/// (counting it exactly walked all of it: 7–12 ms for `self` or `fn` over 513k chunks). A
+/// count is reused for [`DF_TTL`] in this process, a rare one for [`RARE_DF_TTL`]; a term
+/// no chunk holds is counted again each time, so a name just written is found at once.
 fn document_frequency(conn: &Connection, term: &str) -> rusqlite::Result<i64> {
     let key = conn
         .path()
@@ -208,24 +222,39 @@ fn document_frequency(conn: &Connection, term: &str) -> rusqlite::Result<i64> {
         .map(|p| (p.to_string(), term.to_string()));
     if let Some(k) = &key {
         let cache = DF_CACHE.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some((df, at)) = cache.get(k)
-            && at.elapsed() < DF_TTL
-        {
-            return Ok(*df);
+        if let Some((df, at)) = cache.get(k) {
+            let ttl = if *df > COMMON_TERM_ROWS {
+                DF_TTL
+            } else {
+                RARE_DF_TTL
+            };
+            if at.elapsed() < ttl {
+                return Ok(*df);
+            }
         }
     }
-    let capped: i64 = conn
+    let (capped, last): (i64, Option<i64>) = conn
         .prepare_cached(
-            "SELECT count(*) FROM (SELECT rowid FROM code_fts WHERE code_fts MATCH ?1 LIMIT ?2)",
+            "SELECT count(*), max(rowid) FROM
+               (SELECT rowid FROM code_fts WHERE code_fts MATCH ?1 LIMIT ?2)",
         )?
-        .query_row(params![term, COMMON_TERM_ROWS + 1], |r| r.get(0))?;
-    if capped <= COMMON_TERM_ROWS {
-        return Ok(capped);
-    }
-    let df: i64 = conn
-        .prepare_cached("SELECT count(*) FROM code_fts WHERE code_fts MATCH ?1")?
-        .query_row([term], |r| r.get(0))?;
-    if let Some(k) = key {
+        .query_row(params![term, COMMON_TERM_ROWS + 1], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })?;
+    let df = match last {
+        Some(last) if capped > COMMON_TERM_ROWS => {
+            let (lo, hi): (i64, i64) = conn
+                .prepare_cached(
+                    "SELECT (SELECT min(id) FROM symbols), (SELECT max(id) FROM symbols)",
+                )?
+                .query_row([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+            let span = (hi - lo + 1).max(1) as f64;
+            let covered = (last - lo + 1).max(1) as f64;
+            ((capped as f64 * span / covered) as i64).clamp(capped, span as i64)
+        }
+        _ => capped,
+    };
+    if let Some(k) = key.filter(|_| df > 0) {
         let mut cache = DF_CACHE.lock().unwrap_or_else(|e| e.into_inner());
         if cache.len() > 10_000 {
             cache.clear();
@@ -275,6 +304,11 @@ fn match_expression(conn: &Connection, query: &str) -> rusqlite::Result<Option<M
             }
         }
     }
+    keep_rarest(&mut rare, &mut common, MAX_TERMS);
+    // A long question has many rare words, and FTS5 scores every row any of them matches:
+    // the rarest lead, and the rest count only on the rows those found, as common words do.
+    rare.sort_by_key(|t| t.1);
+    common.extend(rare.split_off(leading(&rare)));
     let join = |terms: &[Term], op: &str| {
         let list: Vec<&str> = terms.iter().map(|(t, ..)| t.as_str()).collect();
         format!("({})", list.join(op))
@@ -316,6 +350,42 @@ fn match_expression(conn: &Connection, query: &str) -> rusqlite::Result<Option<M
         phrase_weights,
         only_common,
     }))
+}
+
+/// Keeps the `max` rarest terms of both lists, each list in its order: a pasted paragraph
+/// loses its commonest terms first, since each costs every row scored.
+fn keep_rarest(rare: &mut Vec<Term>, common: &mut Vec<Term>, max: usize) {
+    if rare.len() + common.len() <= max {
+        return;
+    }
+    let mut dfs: Vec<i64> = rare.iter().chain(common.iter()).map(|t| t.1).collect();
+    dfs.sort_unstable();
+    let cut = dfs[max - 1];
+    // Terms as frequent as the last one kept are kept in query order, while there is room.
+    let mut room = max - dfs.iter().filter(|d| **d < cut).count();
+    let mut keep = |t: &Term| {
+        let kept = t.1 < cut || (t.1 == cut && room > 0);
+        if t.1 == cut && kept {
+            room -= 1;
+        }
+        kept
+    };
+    rare.retain(&mut keep);
+    common.retain(&mut keep);
+}
+
+/// How many of `rare` (rarest first) lead the match: at least one, and no more than match
+/// [`LEAD_ROWS`] rows together.
+fn leading(rare: &[Term]) -> usize {
+    let mut rows = 0;
+    let within = rare
+        .iter()
+        .take_while(|t| {
+            rows += t.1;
+            rows <= LEAD_ROWS
+        })
+        .count();
+    within.max(1).min(rare.len())
 }
 
 /// The query's FTS terms, each with its other spellings in code (quoted as `fts_terms`
@@ -580,4 +650,37 @@ pub fn enclosing(
     )?;
     let rows = stmt.query_map(params![project_id, path, line], |r| r.get(0))?;
     rows.collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn term(t: &str, df: i64, word: usize) -> Term {
+        (t.to_string(), df, word, 1.0)
+    }
+
+    #[test]
+    fn a_long_question_keeps_its_rarest_terms_in_order() {
+        let mut rare = vec![term("a", 5, 0), term("b", 900, 1), term("c", 5, 2)];
+        let mut common = vec![term("d", 90_000, 3), term("e", 5_000, 4)];
+        keep_rarest(&mut rare, &mut common, 3);
+        let names = |ts: &[Term]| ts.iter().map(|t| t.0.clone()).collect::<Vec<_>>();
+        assert_eq!(names(&rare), ["a", "b", "c"]);
+        assert!(common.is_empty());
+        // Ties at the cut are kept in query order while there is room.
+        let mut rare = vec![term("a", 7, 0), term("b", 7, 1), term("c", 7, 2)];
+        let mut common = Vec::new();
+        keep_rarest(&mut rare, &mut common, 2);
+        assert_eq!(names(&rare), ["a", "b"]);
+    }
+
+    #[test]
+    fn the_rarest_terms_lead_up_to_a_common_terms_rows() {
+        let rare = [term("a", 3, 0), term("b", 1_500, 1), term("c", 1_900, 2)];
+        assert_eq!(leading(&rare), 2);
+        // One term always leads, however many rows it matches.
+        assert_eq!(leading(&[term("a", 1_999, 0), term("b", 1_999, 1)]), 1);
+        assert_eq!(leading(&[]), 0);
+    }
 }
