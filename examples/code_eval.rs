@@ -246,6 +246,7 @@ fn main() {
                 t.last().map_or(0.0, |d| d.as_secs_f64() * 1e3)
             );
         }
+        stage_latency(&big, &queries);
     }
 
     if grid {
@@ -281,6 +282,37 @@ fn main() {
         percentile(&t, 0.5),
         percentile(&t, 0.99)
     );
+}
+
+/// Where a search's time goes: BM25 alone, and the built-in model's vectors alone (the
+/// question's embedding, the bits scan and the 8-bit ranking), each p50 / p99 / max.
+fn stage_latency(ix: &code_eval::Indexed, queries: &[String]) {
+    let (mut bm25, mut vec) = (Vec::new(), Vec::new());
+    for q in queries {
+        ix.store
+            .read(|c| {
+                let t = Instant::now();
+                search::bm25_ids(c, ix.project_id, q, 60)?;
+                bm25.push(t.elapsed());
+                let t = Instant::now();
+                if let Some((space, v)) = mira::index::vectors::query_space(c, q, None)? {
+                    mira::index::vectors::nearest(c, &space, &v, ix.project_id, 32)?;
+                }
+                vec.push(t.elapsed());
+                Ok(())
+            })
+            .unwrap();
+    }
+    for (name, mut t) in [("BM25 alone", bm25), ("vectors alone", vec)] {
+        t.sort();
+        println!(
+            "{:<36} p50 {:.2} ms  p99 {:.2} ms  max {:.2} ms",
+            format!("  {name}"),
+            percentile(&t, 0.5),
+            percentile(&t, 0.99),
+            t.last().map_or(0.0, |d| d.as_secs_f64() * 1e3)
+        );
+    }
 }
 
 /// BM25 alone, the vectors of one space alone (`configured`'s, else the built-in model's),
