@@ -236,14 +236,11 @@ fn main() {
         );
         embed_all(&big, &builtin, &rt);
         for pass in ["first pass", "second pass"] {
-            let (_, mut t) = run_search(&big, &queries, None, &weights);
-            t.sort();
-            println!(
-                "{:<36} p50 {:.2} ms  p99 {:.2} ms  max {:.2} ms (query embedding included)",
-                format!("latency over the corpus, {pass}"),
-                percentile(&t, 0.5),
-                percentile(&t, 0.99),
-                t.last().map_or(0.0, |d| d.as_secs_f64() * 1e3)
+            let (_, t) = run_search(&big, &queries, None, &weights);
+            print_latency(
+                &format!("latency over the corpus, {pass}"),
+                t,
+                " (query embedding included)",
             );
         }
         stage_latency(&big, &queries);
@@ -292,27 +289,36 @@ fn stage_latency(ix: &code_eval::Indexed, queries: &[String]) {
         ix.store
             .read(|c| {
                 let t = Instant::now();
-                search::bm25_ids(c, ix.project_id, q, 60)?;
+                search::bm25_ids(c, ix.project_id, q, search::CANDIDATES)?;
                 bm25.push(t.elapsed());
                 let t = Instant::now();
                 if let Some((space, v)) = mira::index::vectors::query_space(c, q, None)? {
-                    mira::index::vectors::nearest(c, &space, &v, ix.project_id, 32)?;
+                    mira::index::vectors::nearest(
+                        c,
+                        &space,
+                        &v,
+                        ix.project_id,
+                        search::VECTOR_CANDIDATES,
+                    )?;
                 }
                 vec.push(t.elapsed());
                 Ok(())
             })
             .unwrap();
     }
-    for (name, mut t) in [("BM25 alone", bm25), ("vectors alone", vec)] {
-        t.sort();
-        println!(
-            "{:<36} p50 {:.2} ms  p99 {:.2} ms  max {:.2} ms",
-            format!("  {name}"),
-            percentile(&t, 0.5),
-            percentile(&t, 0.99),
-            t.last().map_or(0.0, |d| d.as_secs_f64() * 1e3)
-        );
-    }
+    print_latency("  BM25 alone", bm25, "");
+    print_latency("  vectors alone", vec, "");
+}
+
+/// One row of latencies: p50, p99 and max.
+fn print_latency(label: &str, mut t: Vec<Duration>, note: &str) {
+    t.sort();
+    println!(
+        "{label:<36} p50 {:.2} ms  p99 {:.2} ms  max {:.2} ms{note}",
+        percentile(&t, 0.5),
+        percentile(&t, 0.99),
+        t.last().map_or(0.0, |d| d.as_secs_f64() * 1e3)
+    );
 }
 
 /// BM25 alone, the vectors of one space alone (`configured`'s, else the built-in model's),

@@ -117,7 +117,7 @@ fn known_layout(conn: &Connection, table: &str) -> rusqlite::Result<bool> {
     Ok(version.is_some_and(|v| v.starts_with("v0.1.")))
 }
 
-/// The ids of the `k` chunks of `project_id` nearest to `query` (sign bits, `width` bytes)
+/// The ids of the `k` chunks of `project_id` nearest to `query` (sign bits, as stored)
 /// by Hamming distance, nearest first, ties by id. `None` where the table's storage is not
 /// the one described above.
 pub fn nearest(
