@@ -122,13 +122,14 @@ fn embed_all(ix: &code_eval::Indexed, embedder: &CodeEmbedder, rt: &tokio::runti
 fn main() {
     let mut args = std::env::args().skip(1);
     let (mut dirs, mut model_dir, mut max_pairs) = (Vec::new(), None, 600usize);
-    let (mut grid, mut latency_corpus) = (false, None);
+    let (mut grid, mut latency_corpus, mut dump) = (false, None, None);
     while let Some(a) = args.next() {
         match a.as_str() {
             "--model-dir" => model_dir = args.next().map(PathBuf::from),
             "--max-pairs" => max_pairs = args.next().and_then(|v| v.parse().ok()).unwrap_or(600),
             "--grid" => grid = true,
             "--latency-corpus" => latency_corpus = args.next().map(PathBuf::from),
+            "--dump" => dump = args.next().map(PathBuf::from),
             _ => dirs.push(PathBuf::from(a)),
         }
     }
@@ -162,6 +163,10 @@ fn main() {
     embed_all(&ix, &builtin, &rt);
     let queries: Vec<String> = pairs.iter().map(|p| p.query.clone()).collect();
     let weights = CodeWeights::default();
+    if let Some(out) = dump {
+        dump_candidates(&ix, &pairs, &targets, &out);
+        return;
+    }
 
     // ---- code search as the default build runs it ---------------------------------------
     println!(
@@ -388,4 +393,77 @@ fn fusion_grid(
             );
         }
     }
+}
+
+/// `--dump FILE`: per question, both candidate lists with their scores and what each
+/// candidate is, one JSON object a line, for fitting a fusion offline.
+fn dump_candidates(
+    ix: &code_eval::Indexed,
+    pairs: &[code_eval::Pair],
+    targets: &[Option<i64>],
+    out: &std::path::Path,
+) {
+    use std::io::Write;
+    let mut w = std::io::BufWriter::new(std::fs::File::create(out).unwrap());
+    for (p, t) in pairs.iter().zip(targets) {
+        let line = ix
+            .store
+            .read(|c| {
+                let bm25 = search::bm25_scored(c, ix.project_id, &p.query, search::CANDIDATES)?;
+                let vector = match mira::index::vectors::query_space(c, &p.query, None)? {
+                    Some((space, v)) => mira::index::vectors::nearest_scored(
+                        c,
+                        &space,
+                        &v,
+                        ix.project_id,
+                        search::VECTOR_CANDIDATES,
+                    )?,
+                    None => Vec::new(),
+                };
+                let found: Vec<i64> = {
+                    let space = mira::index::vectors::query_space(c, &p.query, None)?;
+                    let qv = space
+                        .as_ref()
+                        .map(|(space, vector)| search::CodeQueryVector { space, vector });
+                    search::search(c, ix.project_id, &p.query, 10, qv, &CodeWeights::default())?
+                        .iter()
+                        .map(|h| h.symbol_id)
+                        .collect()
+                };
+                let mut ids: Vec<i64> = bm25.iter().map(|x| x.0).collect();
+                ids.extend(vector.iter().map(|x| x.0));
+                ids.sort();
+                ids.dedup();
+                let mut stmt = c.prepare_cached(
+                    "SELECT s.name, s.kind, s.container, f.path, s.signature, s.start_line, s.end_line
+                       FROM symbols s JOIN files f ON f.id = s.file_id WHERE s.id = ?1",
+                )?;
+                let mut cand = serde_json::Map::new();
+                for id in ids {
+                    let v = stmt.query_row([id], |r| {
+                        Ok(serde_json::json!({
+                            "name": r.get::<_, String>(0)?,
+                            "kind": r.get::<_, String>(1)?,
+                            "container": r.get::<_, Option<String>>(2)?,
+                            "path": r.get::<_, String>(3)?,
+                            "signature": r.get::<_, String>(4)?,
+                            "lines": r.get::<_, i64>(6)? - r.get::<_, i64>(5)? + 1,
+                        }))
+                    })?;
+                    cand.insert(id.to_string(), v);
+                }
+                Ok(serde_json::json!({
+                    "crate": p.path.split('/').next().unwrap_or(""),
+                    "query": p.query,
+                    "target": t,
+                    "bm25": bm25,
+                    "vector": vector,
+                    "cand": cand,
+                    "found": found,
+                }))
+            })
+            .unwrap();
+        writeln!(w, "{line}").unwrap();
+    }
+    println!("dumped {} questions to {}", pairs.len(), out.display());
 }

@@ -18,6 +18,7 @@ pub mod parse;
 pub mod priority;
 mod refs_text;
 mod registry;
+mod rerank;
 pub mod search;
 pub mod service;
 mod stem;

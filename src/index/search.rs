@@ -463,6 +463,19 @@ pub fn bm25_ids(
     query: &str,
     n: usize,
 ) -> rusqlite::Result<Vec<i64>> {
+    Ok(bm25_scored(conn, project_id, query, n)?
+        .into_iter()
+        .map(|(id, _)| id)
+        .collect())
+}
+
+/// [`bm25_ids`] with each one's score (FTS5's sign: lower is better), kind prior applied.
+pub fn bm25_scored(
+    conn: &Connection,
+    project_id: i64,
+    query: &str,
+    n: usize,
+) -> rusqlite::Result<Vec<(i64, f64)>> {
     let Some(expr) = match_expression(conn, query)? else {
         return Ok(Vec::new());
     };
@@ -499,7 +512,7 @@ pub fn bm25_ids(
     };
     let sql = format!(
         "WITH top AS MATERIALIZED ({top})
-         SELECT s.id FROM top
+         SELECT s.id, top.score * {prior} FROM top
           CROSS JOIN symbols s ON s.id = top.id
           CROSS JOIN files f ON f.id = s.file_id
           WHERE f.project_id = ?2
@@ -511,7 +524,9 @@ pub fn bm25_ids(
     values.extend(expr.phrase_dfs.iter().map(|df| (*df).into()));
     values.extend(expr.phrase_weights.iter().map(|w| (*w).into()));
     let mut stmt = conn.prepare_cached(&sql)?;
-    let rows = stmt.query_map(rusqlite::params_from_iter(values), |r| r.get(0))?;
+    let rows = stmt.query_map(rusqlite::params_from_iter(values), |r| {
+        Ok((r.get(0)?, r.get(1)?))
+    })?;
     rows.collect()
 }
 
@@ -522,7 +537,9 @@ pub struct CodeQueryVector<'a> {
     pub vector: &'a [f32],
 }
 
-/// Code search: BM25 always, vectors when given, fused with weighted RRF.
+/// Code search: BM25 always, vectors when given. A question over the built-in code model's
+/// vectors is ordered by [`super::rerank`]; a one-word query and a configured embedder's
+/// vectors are fused with weighted RRF.
 pub fn search(
     conn: &Connection,
     project_id: i64,
@@ -532,9 +549,9 @@ pub fn search(
     weights: &CodeWeights,
 ) -> rusqlite::Result<Vec<CodeHit>> {
     let n = CANDIDATES.max(limit);
-    let lexical = bm25_ids(conn, project_id, query, n)?;
+    let lexical = bm25_scored(conn, project_id, query, n)?;
     let semantic = match qv {
-        Some(qv) => super::vectors::nearest(
+        Some(qv) => super::vectors::nearest_scored(
             conn,
             qv.space,
             qv.vector,
@@ -543,23 +560,17 @@ pub fn search(
         )?,
         None => Vec::new(),
     };
-    let vector_weight = if is_identifier_query(query) {
-        weights.vector_identifier
-    } else {
-        weights.vector
-    };
-    let fused = crate::fusion::weighted_rrf(
-        &[(weights.bm25, &lexical), (vector_weight, &semantic)],
-        weights.rrf_k,
-    );
+    let identifier = is_identifier_query(query);
+    let builtin = qv.is_some_and(|qv| qv.space.model_id == crate::embed::CodeModel::MODEL_ID);
+    let lexical_ids: Vec<i64> = lexical.iter().map(|x| x.0).collect();
+    let semantic_ids: Vec<i64> = semantic.iter().map(|x| x.0).collect();
     let rank_in = |ids: &[i64], id: i64| ids.iter().position(|x| *x == id).map(|p| p + 1);
     let mut stmt = conn.prepare_cached(
         "SELECT f.path, s.name, s.kind, s.container, s.signature, s.doc, s.start_line, s.end_line
            FROM symbols s JOIN files f ON f.id = s.file_id WHERE s.id = ?1",
     )?;
-    let mut hits = Vec::with_capacity(limit);
-    for (id, score) in fused.into_iter().take(limit) {
-        let hit = stmt.query_row([id], |r| {
+    let mut read = |id: i64| {
+        stmt.query_row([id], |r| {
             Ok(CodeHit {
                 symbol_id: id,
                 path: r.get(0)?,
@@ -570,14 +581,56 @@ pub fn search(
                 doc: r.get(5)?,
                 start_line: r.get(6)?,
                 end_line: r.get(7)?,
-                score,
-                bm25_rank: rank_in(&lexical, id),
-                vector_rank: rank_in(&semantic, id),
+                score: 0.0,
+                bm25_rank: rank_in(&lexical_ids, id),
+                vector_rank: rank_in(&semantic_ids, id),
             })
-        })?;
-        hits.push(hit);
+        })
+    };
+    let question = query.split_whitespace().nth(1).is_some();
+    if builtin && question && !semantic.is_empty() {
+        let mut ids = lexical_ids.clone();
+        ids.extend(&semantic_ids);
+        ids.sort_unstable();
+        ids.dedup();
+        let rows = ids
+            .into_iter()
+            .map(&mut read)
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        let candidates: Vec<super::rerank::Candidate<'_>> = rows
+            .iter()
+            .map(|h| super::rerank::Candidate {
+                id: h.symbol_id,
+                name: &h.name,
+                container: h.container.as_deref(),
+                path: &h.path,
+                lines: h.end_line.saturating_sub(h.start_line) + 1,
+            })
+            .collect();
+        let question = super::rerank::Question::new(query);
+        let order = super::rerank::rank(&question, &lexical, &semantic, &candidates);
+        let mut by_id: std::collections::HashMap<i64, CodeHit> =
+            rows.into_iter().map(|h| (h.symbol_id, h)).collect();
+        return Ok(order
+            .into_iter()
+            .take(limit)
+            .filter_map(|(id, score)| by_id.remove(&id).map(|h| CodeHit { score, ..h }))
+            .collect());
     }
-    Ok(hits)
+    let vector_weight = if identifier {
+        weights.vector_identifier
+    } else {
+        weights.vector
+    };
+    let fused = crate::fusion::weighted_rrf(
+        &[(weights.bm25, &lexical_ids), (vector_weight, &semantic_ids)],
+        weights.rrf_k,
+    );
+    fused
+        .into_iter()
+        .take(limit)
+        .map(|(id, score)| read(id).map(|h| CodeHit { score, ..h }))
+        .collect()
 }
 
 /// Symbols of `project` named exactly `name` (case-insensitive through the name index),

@@ -181,6 +181,20 @@ pub fn nearest(
     project_id: i64,
     n: usize,
 ) -> rusqlite::Result<Vec<i64>> {
+    Ok(nearest_scored(conn, space, query, project_id, n)?
+        .into_iter()
+        .map(|(id, _)| id)
+        .collect())
+}
+
+/// [`nearest`] with each one's dot product against its 8-bit vector, best first.
+pub fn nearest_scored(
+    conn: &Connection,
+    space: &CodeSpace,
+    query: &[f32],
+    project_id: i64,
+    n: usize,
+) -> rusqlite::Result<Vec<(i64, f32)>> {
     if query.len() != space.dim {
         return Ok(Vec::new());
     }
@@ -221,7 +235,7 @@ pub fn nearest(
     };
     scored.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
     scored.truncate(n);
-    Ok(scored.into_iter().map(|(id, _)| id).collect())
+    Ok(scored)
 }
 
 /// A chunk still waiting for its vector.
