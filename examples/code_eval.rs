@@ -17,6 +17,7 @@
 //! file) and times the same queries over it. `--grid` prints BM25 alone, the vectors alone and
 //! weighted RRF over a grid of weights (the defaults in `index::search::CodeWeights` were
 //! chosen from that table); `--model-dir` does the same for all-MiniLM-L6-v2's vectors.
+//! `--dump FILE` writes each question's candidates and stops (`scripts/fit-code-rerank`).
 //!
 //! `CODE_EVAL_MISSES=1` lists each query whose function is not in the first five, with the
 //! first three found; `MIRA_EVAL_TOKENIZE='ascii'` rebuilds `code_fts` with another tokenizer
@@ -395,8 +396,17 @@ fn fusion_grid(
     }
 }
 
-/// `--dump FILE`: per question, both candidate lists with their scores and what each
-/// candidate is, one JSON object a line, for fitting a fusion offline.
+/// How long a dumped list is: search's own length unless `var` says otherwise.
+fn list_size(var: &str, default: usize) -> usize {
+    std::env::var(var)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+/// `--dump FILE`: per question, both candidate lists with their scores (as long as search's
+/// own, or `DUMP_BM25` / `DUMP_VECTORS`), what each candidate is, and what `search::search`
+/// found (`found`), one JSON object a line: what `scripts/fit_code_rerank.py` fits on.
 fn dump_candidates(
     ix: &code_eval::Indexed,
     pairs: &[code_eval::Pair],
@@ -409,14 +419,14 @@ fn dump_candidates(
         let line = ix
             .store
             .read(|c| {
-                let bm25 = search::bm25_scored(c, ix.project_id, &p.query, search::CANDIDATES)?;
+                let bm25 = search::bm25_scored(c, ix.project_id, &p.query, list_size("DUMP_BM25", search::CANDIDATES))?;
                 let vector = match mira::index::vectors::query_space(c, &p.query, None)? {
                     Some((space, v)) => mira::index::vectors::nearest_scored(
                         c,
                         &space,
                         &v,
                         ix.project_id,
-                        search::VECTOR_CANDIDATES,
+                        list_size("DUMP_VECTORS", search::VECTOR_CANDIDATES),
                     )?,
                     None => Vec::new(),
                 };

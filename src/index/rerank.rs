@@ -19,22 +19,22 @@ use crate::text::{split_identifier, words};
 /// Each feature's weight, in the order of [`features`]; divided by the feature's standard
 /// deviation over the dev candidates, so that raw features can be summed.
 const WEIGHTS: [f64; 16] = [
-    -1.55197,  // in BM25's list
-    3.02396,   // BM25 reciprocal rank, 10 / (10 + rank)
-    3.0981,    // BM25 score over the best one's
-    0.26713,   // ln BM25 rank (ln 150 when absent)
-    -0.343813, // in the vectors' list
-    -0.173285, // vector reciprocal rank
-    0.0178927, // dot product
-    0.0415481, // dot product minus the best one's
-    0.40005,   // dot product's z-score in its list
-    -0.181306, // ln vector rank (ln 60 when absent)
-    0.491797,  // share of the name's parts the question names
-    0.528779,  // name parts the question names, at most 3
-    1.21427,   // share of the container's parts the question names
-    0.302634,  // share of the file stem's parts the question names
-    0.179825,  // ln (1 + lines)
-    -0.93132,  // a test
+    -1.16668,  // in BM25's list
+    2.68477,   // BM25 reciprocal rank, 10 / (10 + rank)
+    3.21428,   // BM25 score over the best one's
+    0.253993,  // ln BM25 rank (ln 150 when absent)
+    0.726767,  // in the vectors' list
+    -1.15127,  // vector reciprocal rank
+    0.0601884, // dot product
+    0.0129563, // dot product minus the best one's
+    0.304841,  // dot product's z-score in its list
+    -0.119036, // ln vector rank (ln 60 when absent)
+    0.369909,  // share of the name's parts the question names
+    0.493338,  // name parts the question names, at most 3
+    1.09752,   // share of the container's parts the question names
+    0.229782,  // share of the file stem's parts the question names
+    0.184898,  // ln (1 + lines)
+    -0.872898, // a test
 ];
 
 /// Question words that say nothing about which symbol is meant.
