@@ -16,6 +16,11 @@
 
 use crate::text::{split_identifier, words};
 
+/// The code model whose dot products [`WEIGHTS`] read. A new model (its `MODEL_ID` is bumped
+/// with its tables) gets weighted RRF until `scripts/fit-code-rerank` is run for it and this
+/// names it; a test fails meanwhile.
+pub const FITTED_FOR: &str = "builtin:code-static-v1";
+
 /// Each feature's weight, in the order of [`features`]; divided by the feature's standard
 /// deviation over the dev candidates, so that raw features can be summed.
 const WEIGHTS: [f64; 16] = [
@@ -216,6 +221,15 @@ mod tests {
             path,
             lines: 10,
         }
+    }
+
+    #[test]
+    fn the_weights_were_fitted_for_the_built_in_code_model() {
+        assert_eq!(
+            FITTED_FOR,
+            crate::embed::CodeModel::MODEL_ID,
+            "the code model changed: run scripts/fit-code-rerank and paste its weights"
+        );
     }
 
     #[test]

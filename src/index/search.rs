@@ -561,7 +561,7 @@ pub fn search(
         None => Vec::new(),
     };
     let identifier = is_identifier_query(query);
-    let builtin = qv.is_some_and(|qv| qv.space.model_id == crate::embed::CodeModel::MODEL_ID);
+    let fitted = qv.is_some_and(|qv| qv.space.model_id == super::rerank::FITTED_FOR);
     let lexical_ids: Vec<i64> = lexical.iter().map(|x| x.0).collect();
     let semantic_ids: Vec<i64> = semantic.iter().map(|x| x.0).collect();
     let rank_in = |ids: &[i64], id: i64| ids.iter().position(|x| *x == id).map(|p| p + 1);
@@ -588,7 +588,7 @@ pub fn search(
         })
     };
     let question = query.split_whitespace().nth(1).is_some();
-    if builtin && question && !semantic.is_empty() {
+    if fitted && question && !semantic.is_empty() {
         let mut ids = lexical_ids.clone();
         ids.extend(&semantic_ids);
         ids.sort_unstable();
