@@ -295,7 +295,7 @@ fn stage_latency(ix: &code_eval::Indexed, queries: &[String]) {
         ix.store
             .read(|c| {
                 let t = Instant::now();
-                search::bm25_ids(c, ix.project_id, q, search::CANDIDATES)?;
+                search::bm25_scored(c, ix.project_id, q, search::CANDIDATES)?;
                 bm25.push(t.elapsed());
                 let t = Instant::now();
                 if let Some((space, v)) = mira::index::vectors::query_space(c, q, None)? {
@@ -361,7 +361,10 @@ fn fusion_grid(
             for (i, (l, q)) in lists.iter_mut().zip(queries).enumerate() {
                 let configured = vectors.get(i).map(|(m, v)| (m.as_str(), v.as_slice()));
                 if let Some((space, v)) = mira::index::vectors::query_space(c, q, configured)? {
-                    l.vector = mira::index::vectors::nearest(c, &space, &v, ix.project_id, 60)?;
+                    l.vector = mira::index::vectors::nearest(c, &space, &v, ix.project_id, 60)?
+                        .into_iter()
+                        .map(|(id, _)| id)
+                        .collect();
                 }
             }
             Ok(())
@@ -421,7 +424,7 @@ fn dump_candidates(
             .read(|c| {
                 let bm25 = search::bm25_scored(c, ix.project_id, &p.query, list_size("DUMP_BM25", search::CANDIDATES))?;
                 let vector = match mira::index::vectors::query_space(c, &p.query, None)? {
-                    Some((space, v)) => mira::index::vectors::nearest_scored(
+                    Some((space, v)) => mira::index::vectors::nearest(
                         c,
                         &space,
                         &v,

@@ -9,11 +9,15 @@ agree; the Rust tests pin the splitting and stemming.
 A softmax over each question's candidates (the target's log-likelihood, L2 1e-2, Adam),
 fitted on DEV; `--cv` first prints leave-one-crate-out figures on DEV. Prints hit@1/5/10 and
 MRR@10 for weighted RRF (bm25 1, vector 1, k 10: today's CodeWeights) and for the model,
-then the weights divided by each feature's deviation, as rerank.rs's WEIGHTS. numpy only.
+then the weights divided by each feature's deviation, as rerank.rs's WEIGHTS. First it checks
+that rerank.rs, with the weights it holds now, orders each dev question as these features
+would (the dump's `found` is what `search::search` returned). numpy only.
 """
 
 import json
 import math
+import pathlib
+import re
 import sys
 
 import numpy as np
@@ -176,10 +180,23 @@ def rank(a, ids, x):
     return [ids[i] for i in np.argsort(-(x @ a), kind="stable")]
 
 
+def committed_weights():
+    src = (pathlib.Path(__file__).parent.parent / "src/index/rerank.rs").read_text()
+    block = src[src.index("const WEIGHTS"):]
+    block = block[block.index("[") + 1:block.index("];")]
+    return np.array([float(x) for x in re.findall(r"^\s*(-?[0-9.]+),", block, re.M)])
+
+
 def main():
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
     dev = load(args[0])
     dt = [t for _, t, *_ in dev]
+    now = committed_weights()
+    # One-word queries are ranked by RRF in Mira, not by the model.
+    asked = [d for d in dev if len(d[4]["query"].split()) > 1 and d[4]["vector"]]
+    differ = sum(rank(now, d[2], d[3])[:10] != d[4]["found"] for d in asked)
+    print(f"rerank.rs's weights: {len(asked) - differ} of {len(asked)} dev questions ordered "
+          f"as here{'' if differ == 0 else '  *** Rust and these features disagree'}")
     print(f"dev {len(dev)}: target among the candidates "
           f"{sum(t in ids for _, t, ids, *_ in dev) / len(dev):.3f}")
     print(f"  weighted RRF        {score([rrf(o) for *_, o in dev], dt)}")

@@ -24,9 +24,9 @@ pub const HEAD_LINES: usize = 4;
 pub const HEAD_BYTES: usize = 400;
 /// Candidates each retriever contributes before fusion.
 pub const CANDIDATES: usize = 60;
-/// Candidates from the vectors: fewer than from BM25, since the scan costs in proportion to
-/// how many it keeps (`vectors::nearest`), and in the fusion (k 10) a rank past 30 adds
-/// under a quarter of a first rank's share.
+/// Candidates from the vectors: the best of the 128 nearest by sign bits (`vectors::nearest`).
+/// 64 or 128 of them measured no better in the reranker, and in RRF (k 10) a rank past 30 adds
+/// under a quarter of a first rank's share (docs/benchmarks.md).
 pub const VECTOR_CANDIDATES: usize = 32;
 
 /// The first [`HEAD_LINES`] lines (at most [`HEAD_BYTES`]) of a symbol's range, redacted.
@@ -456,20 +456,8 @@ fn kind_prior() -> &'static str {
     &SQL
 }
 
-/// Ranked symbol ids of `project` whose chunk matches `query` by BM25.
-pub fn bm25_ids(
-    conn: &Connection,
-    project_id: i64,
-    query: &str,
-    n: usize,
-) -> rusqlite::Result<Vec<i64>> {
-    Ok(bm25_scored(conn, project_id, query, n)?
-        .into_iter()
-        .map(|(id, _)| id)
-        .collect())
-}
-
-/// [`bm25_ids`] with each one's score (FTS5's sign: lower is better), kind prior applied.
+/// Symbol ids of `project` whose chunk matches `query` by BM25, best first, with each one's
+/// score (FTS5's sign: lower is better), kind prior applied.
 pub fn bm25_scored(
     conn: &Connection,
     project_id: i64,
@@ -551,7 +539,7 @@ pub fn search(
     let n = CANDIDATES.max(limit);
     let lexical = bm25_scored(conn, project_id, query, n)?;
     let semantic = match qv {
-        Some(qv) => super::vectors::nearest_scored(
+        Some(qv) => super::vectors::nearest(
             conn,
             qv.space,
             qv.vector,
@@ -560,7 +548,6 @@ pub fn search(
         )?,
         None => Vec::new(),
     };
-    let identifier = is_identifier_query(query);
     let fitted = qv.is_some_and(|qv| qv.space.model_id == super::rerank::FITTED_FOR);
     let lexical_ids: Vec<i64> = lexical.iter().map(|x| x.0).collect();
     let semantic_ids: Vec<i64> = semantic.iter().map(|x| x.0).collect();
@@ -617,7 +604,7 @@ pub fn search(
             .filter_map(|(id, score)| by_id.remove(&id).map(|h| CodeHit { score, ..h }))
             .collect());
     }
-    let vector_weight = if identifier {
+    let vector_weight = if is_identifier_query(query) {
         weights.vector_identifier
     } else {
         weights.vector

@@ -173,24 +173,10 @@ pub fn query_space(
         .map(|space| (space, crate::embed::CodeModel::get().embed_query(question))))
 }
 
-/// Symbol ids of `project_id` nearest to `query`, best first: the nearest by sign bits
-/// (`bitscan`, or vec0's own KNN where its storage is not the one `bitscan` knows), ranked
-/// again by their 8-bit vectors.
+/// Symbol ids of `project_id` nearest to `query`, best first, with each one's dot product
+/// against its 8-bit vector: the nearest by sign bits (`bitscan`, or vec0's own KNN where its
+/// storage is not the one `bitscan` knows), ranked again by those dot products.
 pub fn nearest(
-    conn: &Connection,
-    space: &CodeSpace,
-    query: &[f32],
-    project_id: i64,
-    n: usize,
-) -> rusqlite::Result<Vec<i64>> {
-    Ok(nearest_scored(conn, space, query, project_id, n)?
-        .into_iter()
-        .map(|(id, _)| id)
-        .collect())
-}
-
-/// [`nearest`] with each one's dot product against its 8-bit vector, best first.
-pub fn nearest_scored(
     conn: &Connection,
     space: &CodeSpace,
     query: &[f32],
@@ -509,7 +495,12 @@ mod tests {
         assert_eq!(space.dim, 8);
         let query = unit([1.0; 8]);
         let found = store.read(|c| nearest(c, &space, &query, 1, 3)).unwrap();
-        assert_eq!(found, vec![3, 2, 1]);
+        let ids: Vec<i64> = found.iter().map(|x| x.0).collect();
+        assert_eq!(ids, vec![3, 2, 1]);
+        assert!(
+            found[0].1 >= found[1].1 && found[1].1 >= found[2].1,
+            "{found:?}"
+        );
         let found = store.read(|c| nearest(c, &space, &query, 2, 3)).unwrap();
         assert!(found.is_empty(), "another project's chunks: {found:?}");
         let found = store.read(|c| nearest(c, &space, &[1.0; 4], 1, 3)).unwrap();

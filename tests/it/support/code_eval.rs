@@ -236,7 +236,10 @@ pub fn bm25_lists(ix: &Indexed, pairs: &[Pair]) -> Vec<Lists> {
                 .iter()
                 .map(|p| {
                     Ok(Lists {
-                        bm25: search::bm25_ids(c, ix.project_id, &p.query, search::CANDIDATES)?,
+                        bm25: search::bm25_scored(c, ix.project_id, &p.query, search::CANDIDATES)?
+                            .into_iter()
+                            .map(|(id, _)| id)
+                            .collect(),
                         vector: Vec::new(),
                         identifier: mira::text::is_identifier_query(&p.query),
                     })
